@@ -1,0 +1,1 @@
+"""The engine: executor, dispatch, commands, sessions, shell, policy. No pygls here."""

@@ -1,0 +1,1 @@
+"""The slash-command registry: built-ins plus prompt commands from markdown files."""

@@ -1,0 +1,170 @@
+"""The built-in slash commands."""
+
+from __future__ import annotations
+
+from coder_ls.engine import gitops
+from coder_ls.engine.commands.context import CommandContext
+from coder_ls.engine.commands.registry import Command, Registry
+from coder_ls.protocol.actions import (
+    ChangeModel,
+    ChangePermissions,
+    CommandOutcome,
+    ResetSession,
+    ResumeSession,
+    UndoLast,
+)
+from coder_ls.protocol.config import PRESETS
+from coder_ls.protocol.results import (
+    DiffData,
+    HelpData,
+    ModelData,
+    ModelInfo,
+    PermissionsData,
+    RuleInfo,
+    SessionInfo,
+    SessionList,
+)
+
+
+def _usage_error(message: str) -> CommandOutcome:
+    return CommandOutcome(error=message, error_code="invalid_argument")
+
+
+async def cmd_help(ctx: CommandContext, args: str) -> CommandOutcome:
+    catalog = ctx.catalog()
+    width = max((len(c.name) + len(c.argument_hint) for c in catalog), default=0) + 3
+    lines = ["Commands (type them in the input, or run coder.<name>):"]
+    for c in catalog:
+        head = f"/{c.name} {c.argument_hint}".rstrip()
+        lines.append(f"  {head.ljust(width)} {c.description}")
+    lines += [
+        "",
+        "  !<command>" + " " * max(1, width - 10) + "run a command in the session's shell",
+        "  <anything else>" + " " * max(1, width - 15) + "ask the agent",
+    ]
+    return CommandOutcome(reply="\n".join(lines), data=HelpData(commands=catalog))
+
+
+def _known_models() -> list[ModelInfo]:
+    from coder_ls.llm.models import KNOWN_MODELS
+
+    return [ModelInfo(name=m.name, provider=m.provider, description=m.description) for m in KNOWN_MODELS]
+
+
+async def cmd_model(ctx: CommandContext, args: str) -> CommandOutcome:
+    models = _known_models()
+    name = args.strip()
+    if not name:
+        lines = [f"Current model: {ctx.model} ({ctx.provider})", "Known models:"]
+        lines += [f"  {'*' if m.name == ctx.model else ' '} {m.name} ({m.provider}) {m.description}" for m in models]
+        return CommandOutcome(
+            reply="\n".join(lines), data=ModelData(current=ctx.model, provider=ctx.provider, models=models)
+        )
+    if len(name.split()) > 1:
+        return _usage_error(f"/model takes one model name, got {name!r}")
+    known = {m.name: m for m in models}
+    if name in known:
+        return CommandOutcome(
+            reply=f"Model set to {name}.", actions=[ChangeModel(model=name, provider=known[name].provider)]
+        )
+    if name.startswith("claude-"):
+        return CommandOutcome(reply=f"Model set to {name}.", actions=[ChangeModel(model=name, provider="anthropic")])
+    from coder_ls.engine.dispatch import closest
+
+    near = closest(name, known)
+    hint = f" Did you mean: {', '.join(near)}?" if near else f" Known: {', '.join(known)}."
+    return _usage_error(f"Unknown model {name!r}.{hint}")
+
+
+async def cmd_permissions(ctx: CommandContext, args: str) -> CommandOutcome:
+    preset = args.strip()
+    rules = [RuleInfo(tool=r.tool, action=r.action, command=r.command, path=r.path) for r in ctx.config.rules]
+    if not preset:
+        lines = [f"Permission preset: {ctx.config.permissions}", f"Presets: {', '.join(PRESETS)}"]
+        if rules:
+            lines.append("Rules:")
+            for r in rules:
+                what = f" command {r.command!r}" if r.command else (f" path {r.path!r}" if r.path else "")
+                lines.append(f"  {r.action} {r.tool}{what}")
+        else:
+            lines.append("Rules: none")
+        data = PermissionsData(preset=ctx.config.permissions, presets=list(PRESETS), rules=rules)
+        return CommandOutcome(reply="\n".join(lines), data=data)
+    if preset not in PRESETS:
+        return _usage_error(f"Unknown permission preset {preset!r}. Presets: {', '.join(PRESETS)}.")
+    data = PermissionsData(preset=preset, presets=list(PRESETS), rules=rules)
+    return CommandOutcome(
+        reply=f"Permissions set to {preset}.", data=data, actions=[ChangePermissions(preset=preset)]
+    )
+
+
+async def cmd_new(ctx: CommandContext, args: str) -> CommandOutcome:
+    if args.strip():
+        return _usage_error("/new takes no arguments")
+    return CommandOutcome(actions=[ResetSession(kind="new")])
+
+
+async def cmd_clear(ctx: CommandContext, args: str) -> CommandOutcome:
+    if args.strip():
+        return _usage_error("/clear takes no arguments")
+    return CommandOutcome(actions=[ResetSession(kind="clear")])
+
+
+def _session_lines(sessions: list[SessionInfo], tz: str) -> str:
+    if not sessions:
+        return "No sessions yet."
+    lines = [f"Recent sessions (times in {tz}):"]
+    for s in sessions:
+        mark = "*" if s.current else " "
+        title = s.title or "(untitled)"
+        lines.append(f" {mark} {s.id[:8]}  {s.updated}  {s.message_count:>4} msgs  {title}")
+    return "\n".join(lines)
+
+
+async def cmd_sessions(ctx: CommandContext, args: str) -> CommandOutcome:
+    sessions = ctx.list_sessions(50)
+    tz = ctx.config.timezone
+    return CommandOutcome(reply=_session_lines(sessions, tz), data=SessionList(sessions=sessions, timezone=tz))
+
+
+async def cmd_resume(ctx: CommandContext, args: str) -> CommandOutcome:
+    target = args.strip()
+    if not target:
+        return await cmd_sessions(ctx, "")
+    found = ctx.resolve_session(target)
+    if isinstance(found, str):
+        return CommandOutcome(error=found, error_code="unknown_session")
+    return CommandOutcome(actions=[ResumeSession(session_id=found.id)])
+
+
+async def cmd_diff(ctx: CommandContext, args: str) -> CommandOutcome:
+    result = await gitops.diff(ctx.root)
+    if result.error:
+        return CommandOutcome(error=result.error, error_code="not_a_git_repo")
+    text = result.text or "No changes."
+    return CommandOutcome(reply=text, data=DiffData(stat=result.stat, diff=result.diff, files=result.files))
+
+
+async def cmd_undo(ctx: CommandContext, args: str) -> CommandOutcome:
+    arg = args.strip()
+    if arg == "":
+        return CommandOutcome(actions=[UndoLast()])
+    if arg == "--all":
+        return CommandOutcome(actions=[UndoLast(all=True)])
+    return _usage_error(f"/undo takes no argument or --all, got {arg!r}")
+
+
+def register_builtins(registry: Registry) -> None:
+    for command in (
+        Command("help", "List the commands", "", cmd_help),
+        Command("model", "Show the model, or switch to another", "[name]", cmd_model),
+        Command("permissions", "Show the permission preset, or apply one", "[strict|balanced|auto-edit|yolo]",
+                cmd_permissions),
+        Command("new", "Start a new session", "", cmd_new),
+        Command("clear", "Empty the model context of this session", "", cmd_clear),
+        Command("resume", "List recent sessions, or resume one", "[session id]", cmd_resume),
+        Command("sessions", "List recent sessions", "", cmd_sessions),
+        Command("diff", "Show git diff --stat and git diff of the workspace", "", cmd_diff),
+        Command("undo", "Revert the files changed by the last submission", "[--all]", cmd_undo),
+    ):
+        registry.add_builtin(command)

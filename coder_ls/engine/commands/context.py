@@ -1,0 +1,22 @@
+"""The read-only view of the engine that slash commands get."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from coder_ls.protocol.config import Config
+from coder_ls.protocol.results import CommandInfo, SessionInfo
+
+
+class CommandContext(msgspec.Struct):
+    root: Path
+    config: Config
+    session_id: str
+    model: str
+    provider: str
+    catalog: Callable[[], list[CommandInfo]]
+    list_sessions: Callable[[int], list[SessionInfo]]
+    resolve_session: Callable[[str], SessionInfo | str]  # the session, or an error message

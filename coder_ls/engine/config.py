@@ -1,0 +1,245 @@
+"""Configuration loading: layered, validated per layer, bad parts fall back to defaults.
+
+Precedence (later wins): defaults < user file < workspace `.coder/config.json` <
+`initializationOptions` < `workspace/didChangeConfiguration` (section `coder`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from coder_ls.protocol.config import Config
+
+_UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`(?: - at `\$([^`]*)`)?")
+_AT = re.compile(r" - at `\$([^`]*)`")
+
+
+class Layer(msgspec.Struct):
+    """One source of settings: its name (a file path or a protocol source) and raw values."""
+
+    source: str
+    values: dict[str, Any]
+
+
+class ConfigProblem(msgspec.Struct, frozen=True):
+    source: str
+    key: str
+    message: str
+
+
+def user_config_path(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
+    return Path(base) / "coder" / "config.json"
+
+
+def workspace_config_path(root: Path) -> Path:
+    return root / ".coder" / "config.json"
+
+
+def expand_dotted(values: Mapping[str, Any]) -> dict[str, Any]:
+    """`{"shell.timeoutSeconds": 5}` -> `{"shell": {"timeoutSeconds": 5}}` (nested objects too)."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            value = expand_dotted(value)
+        parts = key.split(".") if isinstance(key, str) else [key]
+        target = out
+        for part in parts[:-1]:
+            nxt = target.get(part)
+            if not isinstance(nxt, dict):
+                nxt = {}
+                target[part] = nxt
+            target = nxt
+        last = parts[-1]
+        if isinstance(value, dict) and isinstance(target.get(last), dict):
+            target[last] = deep_merge(target[last], value)
+        else:
+            target[last] = value
+    return out
+
+
+def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_json_file(path: Path, source: str, problems: list[ConfigProblem]) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        problems.append(ConfigProblem(source, "", f"cannot read: {exc.strerror}"))
+        return {}
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(ConfigProblem(source, "", f"not valid JSON (line {exc.lineno}: {exc.msg})"))
+        return {}
+    if not isinstance(value, dict):
+        problems.append(ConfigProblem(source, "", "must be a JSON object"))
+        return {}
+    return value
+
+
+def _delete_path(values: dict[str, Any], path: list[str | int]) -> bool:
+    target: Any = values
+    for part in path[:-1]:
+        try:
+            target = target[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    try:
+        del target[path[-1]]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
+def _parse_path(text: str) -> list[str | int]:
+    parts: list[str | int] = []
+    for m in re.finditer(r"\.([A-Za-z0-9_]+)|\[(\d+)\]|\['([^']*)'\]", text):
+        if m.group(1) is not None:
+            parts.append(m.group(1))
+        elif m.group(2) is not None:
+            parts.append(int(m.group(2)))
+        else:
+            parts.append(m.group(3))
+    return parts
+
+
+def _offending_path(message: str) -> list[str | int] | None:
+    m = _UNKNOWN.search(message)
+    if m:
+        return [*_parse_path(m.group(2) or ""), m.group(1)]
+    m = _AT.search(message)
+    if m:
+        return _parse_path(m.group(1))
+    return None
+
+
+def _dotted(path: list[str | int]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def sanitize(values: dict[str, Any], source: str, problems: list[ConfigProblem]) -> dict[str, Any]:
+    """Drop each ill-typed or unknown key of one layer, recording a problem for it."""
+    values = expand_dotted(values)
+    for _ in range(64):
+        try:
+            msgspec.convert(values, Config, str_keys=True)
+            return values
+        except msgspec.ValidationError as exc:
+            message = str(exc)
+            path = _offending_path(message)
+            if not path or not _delete_path(values, path):
+                problems.append(ConfigProblem(source, "", message))
+                return {}
+            # A bad element of a list drops the element; the rest of the list stays.
+            problems.append(ConfigProblem(source, _dotted(path), message.split(" - at ")[0]))
+    return {}
+
+
+def resolve(layers: list[Layer]) -> tuple[Config, list[ConfigProblem]]:
+    problems: list[ConfigProblem] = []
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = deep_merge(merged, sanitize(layer.values, layer.source, problems))
+    config = msgspec.convert(merged, Config, str_keys=True)
+    if not _known_timezone(config.timezone):
+        source = next((x.source for x in reversed(layers) if "timezone" in x.values), "configuration")
+        problems.append(ConfigProblem(source, "timezone", f"unknown IANA timezone {config.timezone!r}"))
+        config = msgspec.structs.replace(config, timezone=Config().timezone)
+    return config, problems
+
+
+def _known_timezone(name: str) -> bool:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+def describe(problems: list[ConfigProblem]) -> str:
+    lines = []
+    for p in problems:
+        where = f"{p.source}: key `{p.key}`" if p.key else p.source
+        lines.append(f"{where}: {p.message}")
+    return "coder: invalid configuration, using defaults for: " + "; ".join(lines)
+
+
+class ConfigStore:
+    """Holds the layers and the effective configuration."""
+
+    def __init__(self, root: Path, env: Mapping[str, str]) -> None:
+        self.root = root
+        self.env = env
+        self.init_options: dict[str, Any] = {}
+        self.client_settings: dict[str, Any] = {}
+        self.runtime: dict[str, Any] = {}  # set by /model and /permissions; wins over the rest
+        self.config = Config()
+        self.problems: list[ConfigProblem] = []
+
+    def layers(self) -> list[Layer]:
+        problems: list[ConfigProblem] = []
+        user_path = user_config_path(self.env)
+        ws_path = workspace_config_path(self.root)
+        layers = [
+            Layer(str(user_path), read_json_file(user_path, str(user_path), problems)),
+            Layer(str(ws_path), read_json_file(ws_path, str(ws_path), problems)),
+            Layer("initializationOptions", dict(self.init_options)),
+            Layer("workspace/didChangeConfiguration (coder)", dict(self.client_settings)),
+            Layer("commands", dict(self.runtime)),
+        ]
+        self._read_problems = problems
+        return layers
+
+    def set_runtime(self, **values: Any) -> None:
+        self.runtime.update(values)
+
+    def set_client_settings(self, values: dict[str, Any]) -> None:
+        """New settings from the client: they win again over earlier /model or /permissions."""
+        for key in expand_dotted(values):
+            self.runtime.pop(key, None)
+        self.client_settings = values
+
+    def reload(self) -> list[ConfigProblem]:
+        """Recompute the effective config; return the problems found (also kept)."""
+        layers = self.layers()
+        config, problems = resolve(layers)
+        self.config = config
+        self.problems = [*self._read_problems, *problems]
+        return self.problems
+
+    def update_workspace(self, mutate: Callable[[dict[str, Any]], None]) -> None:
+        """Change `.coder/config.json` (atomic write); a malformed file is never overwritten."""
+        path = workspace_config_path(self.root)
+        problems: list[ConfigProblem] = []
+        current = read_json_file(path, str(path), problems)
+        if problems:
+            raise ValueError(f"{path} is not valid JSON; fix it first ({problems[0].message})")
+        mutate(current)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".config.json.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(current, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)

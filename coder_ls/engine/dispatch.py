@@ -1,0 +1,66 @@
+"""Input dispatch: what a line of user input means."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable
+
+import msgspec
+
+
+class Slash(msgspec.Struct, frozen=True):
+    name: str
+    args: str
+
+
+class Shell(msgspec.Struct, frozen=True):
+    command: str
+
+
+class Prompt(msgspec.Struct, frozen=True):
+    text: str
+
+
+class UnknownSlash(msgspec.Struct, frozen=True):
+    name: str
+    suggestions: tuple[str, ...]
+
+
+class EmptyInput(msgspec.Struct, frozen=True):
+    pass
+
+
+Parsed = Slash | Shell | Prompt | UnknownSlash | EmptyInput
+
+
+def closest(name: str, known: Iterable[str], limit: int = 3) -> tuple[str, ...]:
+    names = sorted(set(known))
+    prefixed = [n for n in names if n.startswith(name) or name.startswith(n)] if name else []
+    fuzzy = difflib.get_close_matches(name, names, n=limit, cutoff=0.5)
+    out: list[str] = []
+    for n in [*prefixed, *fuzzy]:
+        if n not in out:
+            out.append(n)
+    return tuple(out[:limit])
+
+
+def parse_input(text: str, known: Iterable[str]) -> Parsed:
+    """`/name args` -> Slash; `!cmd` -> Shell; `/abs/path ...` that exists -> Prompt."""
+    stripped = text.strip()
+    if not stripped:
+        return EmptyInput()
+    if stripped.startswith("!"):
+        return Shell(stripped[1:].strip())
+    if stripped.startswith("/"):
+        head, _, rest = stripped.partition(" ")
+        name = head[1:]
+        known_set = set(known)
+        if name in known_set:
+            return Slash(name, rest.strip())
+        if os.path.isabs(head) and os.path.exists(head):
+            return Prompt(stripped)
+        if "/" in name and os.path.exists(head.split(":")[0]):
+            return Prompt(stripped)
+        return UnknownSlash(name, closest(name, known_set))
+    return Prompt(stripped)

@@ -1,0 +1,93 @@
+"""What the engine needs from the editor. The LSP edge implements it; tests fake it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Protocol
+
+import msgspec
+
+from coder_ls.protocol.edits import EditOutcome, EditRequest
+from coder_ls.protocol.events import Event
+
+MessageKind = Literal["error", "warning", "info", "log"]
+
+
+class ClientCaps(msgspec.Struct, frozen=True):
+    """The client's capabilities, resolved once at initialize into plain booleans."""
+
+    work_done_progress: bool = False
+    apply_edit: bool = False
+    document_changes: bool = False
+    resource_create: bool = False
+    show_message_request: bool = False
+
+
+class OpenDocument(msgspec.Struct, frozen=True):
+    text: str
+    version: int | None
+
+
+class Host(Protocol):
+    @property
+    def caps(self) -> ClientCaps: ...
+
+    def emit(self, event: Event) -> None:
+        """Send an event (already stamped with ids and seq) to the client."""
+
+    def show_message(self, kind: MessageKind, message: str) -> None: ...
+
+    async def ask(self, kind: MessageKind, message: str, choices: list[str]) -> str | None:
+        """`window/showMessageRequest`: the chosen title, or None if dismissed."""
+
+    async def apply_edit(self, request: EditRequest) -> EditOutcome: ...
+
+    def open_document(self, path: Path) -> OpenDocument | None:
+        """The editor's buffer for `path` when the document is open (unsaved text)."""
+
+    async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
+        """Start cancellable work-done progress for a long submission (no-op without support)."""
+
+    def report_progress(self, submission_id: str, message: str) -> None:
+        """A `report` on the submission's work-done progress (no-op without one)."""
+
+    def end_progress(self, submission_id: str, message: str) -> None:
+        """`end` with `Done`, `Cancelled` or `Failed: ...`."""
+
+
+class NullHost:
+    """A host that drops everything: for unit tests and headless use."""
+
+    def __init__(self, caps: ClientCaps | None = None) -> None:
+        self._caps = caps or ClientCaps()
+        self.events: list[Event] = []
+        self.messages: list[tuple[MessageKind, str]] = []
+        self.progress: list[tuple[str, str]] = []
+
+    @property
+    def caps(self) -> ClientCaps:
+        return self._caps
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    def show_message(self, kind: MessageKind, message: str) -> None:
+        self.messages.append((kind, message))
+
+    async def ask(self, kind: MessageKind, message: str, choices: list[str]) -> str | None:
+        return None
+
+    async def apply_edit(self, request: EditRequest) -> EditOutcome:
+        return EditOutcome(applied=False, reason="no editor")
+
+    def open_document(self, path: Path) -> OpenDocument | None:
+        return None
+
+    async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
+        self.progress.append((submission_id, f"begin: {title}: {message}"))
+
+    def report_progress(self, submission_id: str, message: str) -> None:
+        self.progress.append((submission_id, message))
+
+    def end_progress(self, submission_id: str, message: str) -> None:
+        self.progress.append((submission_id, f"end: {message}"))

@@ -1,0 +1,118 @@
+"""A session: the model context, a persistent shell, its log and its running submissions."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from coder_ls.agent.policy import SessionGrants
+from coder_ls.engine.host import Host
+from coder_ls.engine.shell import PersistentShell
+from coder_ls.engine.submission import SubmissionState, stamp
+from coder_ls.protocol.events import Event, TodoItem
+from coder_ls.protocol.messages import Message
+from coder_ls.store import log as slog
+from coder_ls.store.index import SessionIndex
+
+
+class Session:
+    def __init__(
+        self,
+        session_id: str,
+        root: Path,
+        host: Host,
+        index: SessionIndex,
+        *,
+        loaded: slog.LoadedSession | None = None,
+    ) -> None:
+        self.id = session_id
+        self.root = root
+        self.host = host
+        self.index = index
+        self.shell = PersistentShell(root)
+        self.seq = 0
+        self.active: dict[str, SubmissionState] = {}
+        self.turn_lock = asyncio.Lock()
+        self.grants = SessionGrants()
+        self.todos: list[TodoItem] = []
+        self.context: list[Message] = []
+        self.model: str | None = None
+        self.provider: str | None = None
+        self.title = ""
+        self.message_count = 0
+        self.created_at = time.time()
+        self.updated_at = self.created_at
+        self._log: slog.SessionLog | None = None
+        if loaded is not None:
+            self._log = slog.SessionLog.open(root, session_id)
+            self.context = list(loaded.context)
+            self.title = loaded.title or ""
+            self.message_count = loaded.message_count
+            if loaded.model is not None:
+                self.model, self.provider = loaded.model.model, loaded.model.provider
+
+    # -- events -------------------------------------------------------------------------
+    def emit(self, event: Event, submission_id: str) -> None:
+        self.seq += 1
+        self.host.emit(stamp(event, self.id, submission_id, self.seq))
+
+    # -- persistence --------------------------------------------------------------------
+    @property
+    def persisted(self) -> bool:
+        return self._log is not None
+
+    def log(self) -> slog.SessionLog:
+        if self._log is None:
+            self._log = slog.SessionLog.create(self.root, self.id, str(self.root))
+            self.index.upsert_session(
+                self.id,
+                title=self.title,
+                created_at=self.created_at,
+                updated_at=self.updated_at,
+                message_count=self.message_count,
+                model=self.model or "",
+            )
+        return self._log
+
+    def set_title_from(self, text: str) -> None:
+        if self.title:
+            return
+        title = " ".join(text.split())[:80]
+        self.title = title
+        self.log().append(slog.TitleEntry(title=title, ts=time.time()))
+        self.index.set_title(self.id, title)
+
+    def record_message(self, message: Message, submission_id: str, *, in_context: bool = True) -> None:
+        now = time.time()
+        self.log().append(slog.MessageEntry(message=message, submission_id=submission_id, ts=now))
+        if in_context:
+            self.context.append(message)
+        self.message_count += 1
+        self.updated_at = now
+        self.index.touch(self.id, now, 1, log_size=self.log().size)
+        text = message.text()
+        if text:
+            self.index.add_message(self.id, message.role, text)
+
+    def record_model(self, model: str, provider: str) -> None:
+        self.model, self.provider = model, provider
+        self.log().append(slog.ModelEntry(model=model, provider=provider, ts=time.time()))
+        self.index.set_model(self.id, model)
+
+    def clear_context(self) -> None:
+        self.context = []
+        self.todos = []
+        if self._log is not None:
+            self._log.append(slog.ClearEntry(ts=time.time()))
+
+    def sync(self) -> None:
+        if self._log is not None:
+            self._log.sync()
+
+    async def close(self) -> None:
+        for sub in list(self.active.values()):
+            sub.cancel()
+        await self.shell.close()
+        if self._log is not None:
+            self._log.sync()

@@ -1,0 +1,1 @@
+"""The LSP edge: the only package that speaks LSP and converts to and from its types."""

@@ -1,0 +1,132 @@
+"""LspHost: the engine's Host, implemented over a pygls server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import msgspec
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path
+
+from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
+from coder_ls.lsp.edits import needs_disk_create, workspace_edit
+from coder_ls.lsp.progress import ProgressManager
+from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange
+from coder_ls.protocol.events import Event
+
+log = logging.getLogger(__name__)
+
+_KINDS = {
+    "error": types.MessageType.Error,
+    "warning": types.MessageType.Warning,
+    "info": types.MessageType.Info,
+    "log": types.MessageType.Log,
+}
+
+
+def resolve_caps(caps: types.ClientCapabilities) -> ClientCaps:
+    """The client's capabilities, once, as plain booleans."""
+    ws = caps.workspace
+    edit = ws.workspace_edit if ws else None
+    window = caps.window
+    return ClientCaps(
+        work_done_progress=bool(window and window.work_done_progress),
+        apply_edit=bool(ws and ws.apply_edit),
+        document_changes=bool(edit and edit.document_changes),
+        resource_create=bool(
+            edit and edit.resource_operations and types.ResourceOperationKind.Create in edit.resource_operations
+        ),
+        show_message_request=True,  # window/showMessageRequest is in every LSP version
+    )
+
+
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class LspHost:
+    def __init__(self, server: LanguageServer, caps: ClientCaps, progress: ProgressManager) -> None:
+        self.server = server
+        self._caps = caps
+        self.progress = progress
+        self._encoder = msgspec.json.Encoder()
+
+    @property
+    def caps(self) -> ClientCaps:
+        return self._caps
+
+    def emit(self, event: Event) -> None:
+        self.server.protocol.notify("coder/event", msgspec.to_builtins(event))
+
+    def show_message(self, kind: MessageKind, message: str) -> None:
+        self.server.window_show_message(types.ShowMessageParams(type=_KINDS[kind], message=message))
+
+    async def ask(self, kind: MessageKind, message: str, choices: list[str]) -> str | None:
+        params = types.ShowMessageRequestParams(
+            type=_KINDS[kind], message=message, actions=[types.MessageActionItem(title=c) for c in choices]
+        )
+        answer = await self.server.window_show_message_request_async(params)
+        return answer.title if answer is not None else None
+
+    def open_document(self, path: Path) -> OpenDocument | None:
+        uri = from_fs_path(str(path))
+        if uri is None:
+            return None
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is None:
+            return None
+        return OpenDocument(text=doc.source, version=doc.version)
+
+    def _is_open(self, path: str) -> bool:
+        return self.open_document(Path(path)) is not None
+
+    async def apply_edit(self, request: EditRequest) -> EditOutcome:
+        if not self._caps.apply_edit:
+            for ch in request.changes:
+                await asyncio.to_thread(atomic_write, Path(ch.path), ch.new_text)
+            return EditOutcome(applied=True, written_to_disk=True)
+        to_client: list[FileChange] = []
+        for ch in request.changes:
+            if ch.kind == "create" and needs_disk_create(self._caps):
+                await asyncio.to_thread(atomic_write, Path(ch.path), ch.new_text)
+            else:
+                to_client.append(ch)
+        if not to_client:
+            return EditOutcome(applied=True, written_to_disk=True)
+        was_open = {ch.path: self._is_open(ch.path) for ch in to_client}
+        edit = workspace_edit(tuple(to_client), self._caps)
+        result = await self.server.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=request.label)
+        )
+        if not result.applied:
+            return EditOutcome(applied=False, reason=result.failure_reason or "the editor did not apply it")
+        # Files the user did not have open: also write them, so the shell and tests see the change.
+        for ch in to_client:
+            if not was_open[ch.path]:
+                await asyncio.to_thread(atomic_write, Path(ch.path), ch.new_text)
+        return EditOutcome(applied=True)
+
+    async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
+        await self.progress.begin(submission_id, title, message)
+
+    def report_progress(self, submission_id: str, message: str) -> None:
+        self.progress.report(submission_id, message)
+
+    def end_progress(self, submission_id: str, message: str) -> None:
+        self.progress.end(submission_id, message)

@@ -1,0 +1,175 @@
+"""The coder-ls language server: wiring pygls to the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from coder_ls import __version__
+from coder_ls.engine.executor import Engine
+from coder_ls.lsp import codeactions
+from coder_ls.lsp.commands import BadArguments, command_ids, decode
+from coder_ls.lsp.host import LspHost, resolve_caps
+from coder_ls.lsp.logs import ClientLogHandler
+from coder_ls.lsp.progress import ProgressManager
+from coder_ls.lsp.protocol import CoderProtocol
+from coder_ls.protocol.ops import Submission
+from coder_ls.protocol.results import CommandResult, error_result
+
+log = logging.getLogger(__name__)
+
+BUILTIN_SLASH = ["help", "model", "permissions", "new", "clear", "resume", "sessions", "diff", "undo"]
+
+
+def workspace_root(params: types.InitializeParams) -> Path:
+    """The first workspace folder, else rootUri, else rootPath, else the cwd."""
+    if params.workspace_folders:
+        path = to_fs_path(params.workspace_folders[0].uri)
+        if path:
+            return Path(path)
+    if params.root_uri:
+        path = to_fs_path(params.root_uri)
+        if path:
+            return Path(path)
+    if params.root_path:
+        return Path(params.root_path)
+    return Path.cwd()
+
+
+def _coder_section(settings: Any) -> dict[str, Any]:
+    if isinstance(settings, dict):
+        inner = settings.get("coder", settings)
+        return inner if isinstance(inner, dict) else {}
+    return {}
+
+
+class CoderServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("coder-ls", __version__, protocol_cls=CoderProtocol)
+        self.engine: Engine | None = None
+        self.progress_manager = ProgressManager(self)
+        self._requests: dict[Any, str] = {}  # JSON-RPC id -> submission id
+        self._cancel_requested: set[str] = set()
+        self._last_config_message: str | None = None
+        proto = self.protocol
+        assert isinstance(proto, CoderProtocol)
+        proto.on_cancel_request = self._on_cancel_request
+        proto.on_execute_command = self._on_execute_command
+        for cid in command_ids(BUILTIN_SLASH):
+            self.protocol.fm.commands[cid] = _never_called
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def initialize(self, params: types.InitializeParams) -> None:
+        root = workspace_root(params).resolve()
+        caps = resolve_caps(params.capabilities)
+        self.progress_manager.can_create = caps.work_done_progress
+        host = LspHost(self, caps, self.progress_manager)
+        self.engine = Engine(root, host, os.environ)
+        self.engine.config_store.init_options = _coder_section(params.initialization_options)
+        self._config_message(self.engine.reload_config())
+        log.info("coder-ls %s serving %s", __version__, root)
+
+    def _config_message(self, message: str | None) -> None:
+        if message and message != self._last_config_message:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+        self._last_config_message = message
+
+    def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
+        if self.engine is None:
+            return
+        self.engine.config_store.set_client_settings(_coder_section(params.settings))
+        self._config_message(self.engine.reload_config())
+
+    async def shutdown_engine(self) -> None:
+        if self.engine is not None:
+            await self.engine.shutdown()
+
+    # -- commands ---------------------------------------------------------------------------
+    def _engine(self) -> Engine:
+        if self.engine is None:
+            raise JsonRpcInvalidParams("the server is not initialized")
+        return self.engine
+
+    async def _on_execute_command(self, params: types.ExecuteCommandParams, msg_id: Any) -> Any:
+        engine = self._engine()
+        try:
+            op, session_id = decode(params.command, params.arguments, engine.registry.builtin_names())
+        except BadArguments as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        submission_id = uuid.uuid4().hex
+        if params.work_done_token is not None:
+            self.progress_manager.attach_request_token(submission_id, params.work_done_token)
+        if msg_id is not None:
+            self._requests[msg_id] = submission_id
+        try:
+            result = await engine.submit(Submission(id=submission_id, session_id=session_id, op=op))
+        except asyncio.CancelledError:
+            result = CommandResult(
+                session_id=session_id or "", submission_id=submission_id, mode="error", status="cancelled"
+            )
+        except Exception as exc:
+            log.exception("command %s failed", params.command)
+            result = error_result(session_id or "", submission_id, "internal_error", f"internal error: {exc}")
+        finally:
+            if msg_id is not None:
+                self._requests.pop(msg_id, None)
+            self.progress_manager.forget(submission_id)
+        answer = msgspec.to_builtins(result)
+        if submission_id in self._cancel_requested:
+            self._cancel_requested.discard(submission_id)
+            raise JsonRpcRequestCancelled(f"request {msg_id} was cancelled", data=answer)
+        return answer
+
+    def _on_cancel_request(self, msg_id: Any) -> bool:
+        submission_id = self._requests.get(msg_id)
+        if submission_id is None or self.engine is None:
+            return False
+        self._cancel_requested.add(submission_id)
+        self.engine.interrupt_submission(submission_id)
+        return True
+
+    def progress_cancelled(self, params: types.WorkDoneProgressCancelParams) -> None:
+        submission_id = self.progress_manager.submission_for(params.token)
+        if submission_id is not None and self.engine is not None:
+            self.engine.interrupt_submission(submission_id)
+
+
+async def _never_called(*args: Any) -> None:  # pragma: no cover - the protocol handles commands
+    raise RuntimeError("coder-ls commands are dispatched by CoderProtocol")
+
+
+def build_server() -> CoderServer:
+    server = CoderServer()
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: CoderServer, params: types.InitializeParams) -> None:
+        ls.initialize(params)
+
+    @server.feature(types.INITIALIZED)
+    def on_initialized(ls: CoderServer, params: types.InitializedParams) -> None:
+        ClientLogHandler.attach(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def on_config(ls: CoderServer, params: types.DidChangeConfigurationParams) -> None:
+        ls.did_change_configuration(params)
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def on_progress_cancel(ls: CoderServer, params: types.WorkDoneProgressCancelParams) -> None:
+        ls.progress_cancelled(params)
+
+    @server.feature(types.SHUTDOWN)
+    async def on_shutdown(ls: CoderServer, params: Any) -> None:
+        await ls.shutdown_engine()
+
+    codeactions.register(server)
+    return server

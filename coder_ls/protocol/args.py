@@ -1,0 +1,77 @@
+"""Arguments of the `workspace/executeCommand` commands (one object each)."""
+
+from __future__ import annotations
+
+from coder_ls.protocol.base import Wire
+
+
+class Position(Wire):
+    line: int
+    character: int
+
+
+class Range(Wire):
+    start: Position
+    end: Position
+
+
+class Diagnostic(Wire, forbid_unknown_fields=False):
+    """An LSP diagnostic as the client sent it (only the parts we use are typed)."""
+
+    range: Range
+    message: str
+    severity: int | None = None
+    source: str | None = None
+    code: int | str | None = None
+
+
+class SelectionContext(Wire):
+    """Where the user is in the editor: the selection the input is about."""
+
+    uri: str
+    range: Range | None = None
+
+
+class InputArgs(Wire):
+    """`coder.input`: what a user typed."""
+
+    text: str
+    session_id: str | None = None
+    context: SelectionContext | None = None
+
+
+class ShellArgs(Wire):
+    """`coder.shell`: run a command in the session's shell."""
+
+    command: str
+    session_id: str | None = None
+
+
+class SlashArgs(Wire):
+    """`coder.<name>`: one built-in slash command."""
+
+    args: str | None = None
+    session_id: str | None = None
+
+
+class InterruptArgs(Wire):
+    """`coder.interrupt`: cancel everything running in the session."""
+
+    session_id: str | None = None
+
+
+class ListCommandsArgs(Wire):
+    """`coder.listCommands`: takes no keys (sessionId is accepted and ignored)."""
+
+    session_id: str | None = None
+
+
+class CodeActionArgs(Wire):
+    """`coder.codeAction`: what the server's code actions run."""
+
+    uri: str
+    range: Range
+    action: str  # fix | explain | refactor | tests
+    instruction: str | None = None
+    diagnostics: list[Diagnostic] | None = None
+    session_id: str | None = None

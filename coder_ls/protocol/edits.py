@@ -1,0 +1,44 @@
+"""File edits as the engine describes them; the LSP edge turns them into a WorkspaceEdit."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+
+class TextEdit(msgspec.Struct, frozen=True):
+    """Replace [start, end) (0-based line, UTF-16 character) with `new_text`."""
+
+    start_line: int
+    start_character: int
+    end_line: int
+    end_character: int
+    new_text: str
+
+
+class FileChange(msgspec.Struct, frozen=True):
+    """One file's change. `path` is absolute.
+
+    kind "create": a new file with `new_text` (edits empty).
+    kind "edit": `edits` against `base_text` (the text the edits were computed from:
+    the open buffer when the document is open, else the file on disk); `new_text` is
+    the whole result, used when the client has no applyEdit.
+    """
+
+    path: str
+    kind: Literal["create", "edit"]
+    new_text: str
+    edits: tuple[TextEdit, ...] = ()
+    base_version: int | None = None  # the open document's version the edits target
+
+
+class EditRequest(msgspec.Struct, frozen=True):
+    label: str
+    changes: tuple[FileChange, ...]
+
+
+class EditOutcome(msgspec.Struct, frozen=True):
+    applied: bool
+    reason: str | None = None  # why not, when the client said so
+    written_to_disk: bool = False  # no applyEdit capability: we wrote the files ourselves

@@ -1,0 +1,148 @@
+"""Events the engine emits; the LSP edge sends each as a `coder/event` notification.
+
+On the wire: `{sessionId, submissionId, seq, type, ...payload}`. The engine builds
+events with the payload only; the session stamps ids and `seq` when it emits them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+
+class Event(msgspec.Struct, rename="camel", tag_field="type", kw_only=True, omit_defaults=False):
+    session_id: str = ""
+    submission_id: str = ""
+    seq: int = 0
+
+
+class UserMessage(Event, tag="userMessage"):
+    text: str
+
+
+class AssistantDelta(Event, tag="assistantDelta"):
+    text: str
+
+
+class ReasoningDelta(Event, tag="reasoningDelta"):
+    text: str
+
+
+class AssistantMessage(Event, tag="assistantMessage"):
+    text: str
+
+
+class ToolCallBegin(Event, tag="toolCallBegin"):
+    call_id: str
+    tool: str
+    input: dict[str, Any]
+
+
+class ToolCallEnd(Event, tag="toolCallEnd"):
+    call_id: str
+    output: str
+    is_error: bool = False
+
+
+class ShellOutput(Event, tag="shellOutput"):
+    chunk: str
+
+
+class ShellFinished(Event, tag="shellFinished"):
+    """Added to the contract: a shell command ended."""
+
+    command: str
+    exit_code: int | None
+    truncated: bool = False
+    timed_out: bool = False
+
+
+class EditApplied(Event, tag="editApplied"):
+    uri: str
+    applied: bool
+    reason: str | None = None
+
+
+class ApprovalRequested(Event, tag="approvalRequested"):
+    call_id: str
+    tool: str
+    summary: str
+
+
+class ApprovalResolved(Event, tag="approvalResolved"):
+    """Added to the contract: how an approval question ended."""
+
+    call_id: str
+    decision: Literal["allowOnce", "allowSession", "alwaysAllow", "deny", "cancelled"]
+
+
+class TodoItem(msgspec.Struct, rename="camel"):
+    content: str
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+    id: str = ""
+
+
+class TodoUpdated(Event, tag="todoUpdated"):
+    todos: list[TodoItem]
+
+
+class ContextUsage(Event, tag="contextUsage"):
+    used_tokens: int
+    limit_tokens: int
+
+
+class SessionChanged(Event, tag="sessionChanged"):
+    reason: Literal["new", "clear", "resume"]
+    previous_session_id: str | None = None
+
+
+class ModelChanged(Event, tag="modelChanged"):
+    model: str
+    provider: str
+
+
+class PermissionsChanged(Event, tag="permissionsChanged"):
+    preset: str
+
+
+class CommandsChanged(Event, tag="commandsChanged"):
+    pass
+
+
+class TurnFinished(Event, tag="turnFinished"):
+    status: Literal["completed", "cancelled", "failed"]
+
+
+class ErrorEvent(Event, tag="error"):
+    message: str
+
+
+class Notice(Event, tag="notice"):
+    """Added to the contract: an informational line for the transcript."""
+
+    message: str
+
+
+AnyEvent = (
+    UserMessage
+    | AssistantDelta
+    | ReasoningDelta
+    | AssistantMessage
+    | ToolCallBegin
+    | ToolCallEnd
+    | ShellOutput
+    | ShellFinished
+    | EditApplied
+    | ApprovalRequested
+    | ApprovalResolved
+    | TodoUpdated
+    | ContextUsage
+    | SessionChanged
+    | ModelChanged
+    | PermissionsChanged
+    | CommandsChanged
+    | TurnFinished
+    | ErrorEvent
+    | Notice
+)

@@ -1,0 +1,39 @@
+"""Operations: what a client submits to the engine. One submission = one op."""
+
+from __future__ import annotations
+
+import msgspec
+
+from coder_ls.protocol.args import Diagnostic, Range, SelectionContext
+
+
+class UserInput(msgspec.Struct, frozen=True):
+    """Text as the user typed it: `/cmd`, `!shell` or a prompt."""
+
+    text: str
+    context: SelectionContext | None = None
+
+
+class Interrupt(msgspec.Struct, frozen=True):
+    """Cancel everything running in the session."""
+
+
+class CodeAction(msgspec.Struct, frozen=True):
+    uri: str
+    range: Range
+    action: str
+    instruction: str | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+class ListCommands(msgspec.Struct, frozen=True):
+    pass
+
+
+Op = UserInput | Interrupt | CodeAction | ListCommands
+
+
+class Submission(msgspec.Struct, frozen=True):
+    id: str
+    session_id: str | None
+    op: Op

@@ -1,0 +1,158 @@
+"""The result every command returns, and the typed `data` payloads."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from coder_ls.protocol.base import Wire
+
+Mode = Literal["nl", "raw", "command", "error"]
+Status = Literal["completed", "cancelled", "failed"]
+
+
+class ErrorInfo(Wire):
+    code: str
+    message: str
+
+
+class Tagged(Wire, tag_field="kind"):
+    """Base of `data` payloads; `kind` names which one it is."""
+
+
+class CommandInfo(Wire):
+    name: str
+    description: str
+    argument_hint: str
+    kind: Literal["local", "prompt", "agent"]
+    source: Literal["builtin", "workspace", "user", "skill"]
+
+
+class CommandCatalog(Tagged, tag="commands"):
+    commands: list[CommandInfo]
+
+
+class SessionInfo(Wire):
+    id: str
+    title: str
+    updated_at: str  # ISO 8601 in the configured timezone
+    updated: str  # human form, e.g. "2026-11-22 11:03 (Asia/Shanghai)"
+    message_count: int
+    current: bool = False
+
+
+class SessionList(Tagged, tag="sessions"):
+    sessions: list[SessionInfo]
+    timezone: str
+
+
+class ResumedSession(Tagged, tag="resumed"):
+    session: SessionInfo
+    message_count: int
+
+
+class ModelInfo(Wire):
+    name: str
+    provider: str
+    description: str = ""
+
+
+class ModelData(Tagged, tag="model"):
+    current: str
+    provider: str
+    models: list[ModelInfo]
+
+
+class RuleInfo(Wire):
+    tool: str
+    action: Literal["allow", "ask", "deny"]
+    command: str | None = None
+    path: str | None = None
+
+
+class PermissionsData(Tagged, tag="permissions"):
+    preset: str
+    presets: list[str]
+    rules: list[RuleInfo]
+
+
+class DiffData(Tagged, tag="diff"):
+    stat: str
+    diff: str
+    files: list[str]
+
+
+class UndoData(Tagged, tag="undo"):
+    restored: list[str]
+    removed: list[str]
+    submission_id: str | None = None
+
+
+class HelpData(Tagged, tag="help"):
+    commands: list[CommandInfo]
+
+
+class SessionData(Tagged, tag="session"):
+    """After /new or /clear: the session that is now current."""
+
+    session: SessionInfo
+    previous_session_id: str | None = None
+
+
+class InterruptData(Tagged, tag="interrupt"):
+    cancelled_submissions: list[str]
+
+
+class UsageData(Tagged, tag="usage"):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    steps: int = 0
+
+
+Data = (
+    CommandCatalog
+    | SessionList
+    | ResumedSession
+    | ModelData
+    | PermissionsData
+    | DiffData
+    | UndoData
+    | HelpData
+    | SessionData
+    | InterruptData
+    | UsageData
+)
+
+
+class CommandResult(Wire):
+    """The answer to every `workspace/executeCommand`."""
+
+    session_id: str
+    submission_id: str
+    mode: Mode
+    status: Status
+    reply: str = ""
+    command: str | None = None
+    raw_output: str | None = None
+    exit_code: int | None = None
+    data: Data | None = None
+    error: ErrorInfo | None = None
+
+
+def error_result(session_id: str, submission_id: str, code: str, message: str) -> CommandResult:
+    """A user mistake: `mode: error`, `status: failed`, a clear message."""
+    return CommandResult(
+        session_id=session_id,
+        submission_id=submission_id,
+        mode="error",
+        status="failed",
+        reply=message,
+        error=ErrorInfo(code=code, message=message),
+    )
+
+
+def to_builtins(result: CommandResult) -> object:
+    return msgspec.to_builtins(result)

@@ -1,0 +1,139 @@
+"""The state directory `<root>/.coder/`, its layout, and the `.gitignore` that keeps it out of git.
+
+Everything the server writes for itself (session logs, the index, checkpoints) is private
+state; only what the user curates (`config.json`, `commands/`, `skills/`, `agents/`) is
+meant to be committed. The `.gitignore` is created the first time anything is written
+below `.coder/` and is never rewritten afterwards: a user who edits it keeps their edits.
+
+The patterns are anchored (`/*`), so only the top level of `.coder/` is ignored and the
+re-included directories keep all their content, however deeply nested.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import msgspec
+
+STATE_DIR_NAME = ".coder"
+SESSIONS_DIR_NAME = "sessions"
+INDEX_FILE_NAME = "index.sqlite"
+CHECKPOINTS_DIR_NAME = "checkpoints"
+CONFIG_FILE_NAME = "config.json"
+
+#: What stays tracked inside `.coder/`; everything else is ignored.
+TRACKED = ("config.json", "commands/", "skills/", "agents/")
+
+GITIGNORE_TEXT = (
+    "# Created by coder-ls. Session logs, the index and checkpoints are private state;\n"
+    "# only the workspace configuration, commands, skills and agents belong in git.\n"
+    "/*\n"
+    "!/.gitignore\n" + "".join(f"!/{name}\n" for name in TRACKED)
+)
+
+
+class StatePaths(msgspec.Struct, frozen=True):
+    """Where each piece of state lives for one workspace root."""
+
+    root: Path
+    state_dir: Path
+    sessions_dir: Path
+    index_path: Path
+    checkpoints_dir: Path
+    config_path: Path
+    gitignore_path: Path
+
+    def session_log(self, session_id: str) -> Path:
+        return self.sessions_dir / f"{session_id}.jsonl"
+
+
+def state_paths(root: str | os.PathLike[str]) -> StatePaths:
+    """The layout of `<root>/.coder/` (pure: touches nothing on disk)."""
+    root_path = Path(root)
+    state = root_path / STATE_DIR_NAME
+    return StatePaths(
+        root=root_path,
+        state_dir=state,
+        sessions_dir=state / SESSIONS_DIR_NAME,
+        index_path=state / INDEX_FILE_NAME,
+        checkpoints_dir=state / CHECKPOINTS_DIR_NAME,
+        config_path=state / CONFIG_FILE_NAME,
+        gitignore_path=state / ".gitignore",
+    )
+
+
+def ensure_state_dir(root: str | os.PathLike[str]) -> Path:
+    """Create `<root>/.coder/` (and its `.gitignore` if absent); return the directory.
+
+    Safe to call before every write: it is idempotent, never overwrites an existing
+    `.gitignore`, and tolerates a concurrent process creating the same files.
+    """
+    paths = state_paths(root)
+    paths.state_dir.mkdir(parents=True, exist_ok=True)
+    if not paths.gitignore_path.exists():
+        _create_exclusive(paths.gitignore_path, GITIGNORE_TEXT.encode())
+    return paths.state_dir
+
+
+def ensure_sessions_dir(root: str | os.PathLike[str]) -> Path:
+    """`<root>/.coder/sessions/`, created (with the state dir and `.gitignore`) if needed."""
+    ensure_state_dir(root)
+    sessions = state_paths(root).sessions_dir
+    sessions.mkdir(exist_ok=True)
+    return sessions
+
+
+def _create_exclusive(path: Path, data: bytes) -> None:
+    """Write `data` to a new file; do nothing if it already exists (another writer won)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a directory entry (a new or renamed file) durable; best effort off POSIX."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that a crash leaves either the old or the new file.
+
+    The data goes to a temporary sibling, is fsynced, and is renamed over the target;
+    the directory is then fsynced so the rename itself survives a power loss.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    fsync_dir(path.parent)
