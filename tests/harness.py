@@ -1,8 +1,8 @@
 """A real LSP client (pytest-lsp's) driving a real `coder-ls` over stdio.
 
-    async with lsp_session(workspace) as s:
-        result = await s.execute("coder.shell", {"command": "echo hi"})
-        assert s.events_of("shellOutput")
+async with lsp_session(workspace) as s:
+    result = await s.execute("coder.shell", {"command": "echo hi"})
+    assert s.events_of("shellOutput")
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from pytest_lsp.client import make_test_lsp_client
 SERVER = [sys.executable, "-m", "coder_ls"]
 
 
-def full_caps(*, progress: bool = True, document_changes: bool = True, apply_edit: bool = True) -> types.ClientCapabilities:
+def full_caps(
+    *, progress: bool = True, document_changes: bool = True, apply_edit: bool = True
+) -> types.ClientCapabilities:
     return types.ClientCapabilities(
         window=types.WindowClientCapabilities(work_done_progress=progress),
         workspace=types.WorkspaceClientCapabilities(
@@ -40,8 +42,13 @@ def full_caps(*, progress: bool = True, document_changes: bool = True, apply_edi
 
 def init_git(path: Path, files: dict[str, str] | None = None) -> Path:
     path.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=env)
     for name, text in (files or {}).items():
         p = path / name
@@ -62,8 +69,8 @@ class Session:
         self.questions: list[types.ShowMessageRequestParams] = []
         # How the "user" answers: a function of the request, may be async (to wait)
         self.answer_question: Callable[[types.ShowMessageRequestParams], Any] = lambda p: None
-        self.answer_edit: Callable[[types.ApplyWorkspaceEditParams], types.ApplyWorkspaceEditResult] = (
-            lambda p: types.ApplyWorkspaceEditResult(applied=True)
+        self.answer_edit: Callable[[types.ApplyWorkspaceEditParams], types.ApplyWorkspaceEditResult] = lambda p: (
+            types.ApplyWorkspaceEditResult(applied=True)
         )
         self.event_arrived = asyncio.Event()
         self.question_arrived = asyncio.Event()
@@ -74,8 +81,9 @@ class Session:
         params = types.ExecuteCommandParams(command=command, arguments=args, work_done_token=token)
         return await self.client.workspace_execute_command_async(params)
 
-    def start(self, command: str, argument: Any = None, *, msg_id: str | None = None,
-              token: Any = None) -> tuple[str, asyncio.Future[Any]]:
+    def start(
+        self, command: str, argument: Any = None, *, msg_id: str | None = None, token: Any = None
+    ) -> tuple[str, asyncio.Future[Any]]:
         """Send executeCommand without waiting: (request id, future of the result)."""
         msg_id = msg_id or uuid.uuid4().hex
         params = types.ExecuteCommandParams(

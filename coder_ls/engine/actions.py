@@ -110,8 +110,9 @@ async def run_shell(engine: Engine, state: SubmissionState, command: str, b: Res
     b.raw_output = b.reply = result.output
     b.exit_code = result.exit_code
     state.emit(
-        ShellFinished(command=command, exit_code=result.exit_code, truncated=result.truncated,
-                      timed_out=result.timed_out)
+        ShellFinished(
+            command=command, exit_code=result.exit_code, truncated=result.truncated, timed_out=result.timed_out
+        )
     )
     session.record_message(_shell_message(command, result.output, result.exit_code), state.id)
     if result.timed_out:

@@ -53,6 +53,7 @@ class Engine:
         self.sessions = SessionManager(root, host, lambda: self.config)
         self._checkpoints: Checkpoints | None = None
         self.agent_tools: Any = None  # the agent's tool registry, built by the first turn
+        self.providers: dict[tuple[str, ...], Any] = {}  # model providers, kept across turns
 
     @property
     def checkpoints(self) -> Checkpoints:
@@ -103,9 +104,9 @@ class Engine:
             builder.status = "cancelled"
             if builder.error is None and builder.mode != "error":
                 builder.error = None
-        elif (exc := main.exception()) is not None:
-            log.error("submission %s failed", state.id, exc_info=exc)
-            builder.fail("internal_error", f"internal error: {type(exc).__name__}: {exc}")
+        elif (failure := main.exception()) is not None:
+            log.error("submission %s failed", state.id, exc_info=failure)
+            builder.fail("internal_error", f"internal error: {type(failure).__name__}: {failure}")
         return builder.build()
 
     def interrupt(self, session_id: str | None, submission_id: str | None = None) -> list[str]:
@@ -173,10 +174,10 @@ class Engine:
             case UnknownSlash(name=name, suggestions=suggestions):
                 hint = f" Did you mean: {', '.join('/' + s for s in suggestions)}?" if suggestions else ""
                 b.fail("unknown_command", f"Unknown command /{name}.{hint} Type /help for the list.")
-            case Slash(name=name, args=args):
-                command = self.registry.get(name)
-                assert command is not None
-                outcome = await command.handler(self._command_context(state.session), args)
+            case Slash(name=slash_name, args=args):
+                found = self.registry.get(slash_name)
+                assert found is not None
+                outcome = await found.handler(self._command_context(state.session), args)
                 await self._apply_outcome(state, outcome, b)
 
     async def _apply_outcome(self, state: SubmissionState, outcome: CommandOutcome, b: ResultBuilder) -> None:

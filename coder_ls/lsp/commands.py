@@ -82,11 +82,13 @@ def decode(command: str, arguments: list[Any] | None, slash_names: list[str]) ->
             c = _convert(command, raw, CodeActionArgs)
             if c.action not in ("fix", "explain", "refactor", "tests"):
                 raise BadArguments(
-                    f"coder.codeAction: bad value for key `action`: {c.action!r} "
-                    "(one of fix, explain, refactor, tests)"
+                    f"coder.codeAction: bad value for key `action`: {c.action!r} (one of fix, explain, refactor, tests)"
                 )
             op = CodeAction(
-                uri=c.uri, range=c.range, action=c.action, instruction=c.instruction,
+                uri=c.uri,
+                range=c.range,
+                action=c.action,
+                instruction=c.instruction,
                 diagnostics=tuple(c.diagnostics or ()),
             )
             return op, c.session_id

@@ -93,9 +93,7 @@ async def cmd_permissions(ctx: CommandContext, args: str) -> CommandOutcome:
     if preset not in PRESETS:
         return _usage_error(f"Unknown permission preset {preset!r}. Presets: {', '.join(PRESETS)}.")
     data = PermissionsData(preset=preset, presets=list(PRESETS), rules=rules)
-    return CommandOutcome(
-        reply=f"Permissions set to {preset}.", data=data, actions=[ChangePermissions(preset=preset)]
-    )
+    return CommandOutcome(reply=f"Permissions set to {preset}.", data=data, actions=[ChangePermissions(preset=preset)])
 
 
 async def cmd_new(ctx: CommandContext, args: str) -> CommandOutcome:
@@ -158,8 +156,12 @@ def register_builtins(registry: Registry) -> None:
     for command in (
         Command("help", "List the commands", "", cmd_help),
         Command("model", "Show the model, or switch to another", "[name]", cmd_model),
-        Command("permissions", "Show the permission preset, or apply one", "[strict|balanced|auto-edit|yolo]",
-                cmd_permissions),
+        Command(
+            "permissions",
+            "Show the permission preset, or apply one",
+            "[strict|balanced|auto-edit|yolo]",
+            cmd_permissions,
+        ),
         Command("new", "Start a new session", "", cmd_new),
         Command("clear", "Empty the model context of this session", "", cmd_clear),
         Command("resume", "List recent sessions, or resume one", "[session id]", cmd_resume),

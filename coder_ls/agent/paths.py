@@ -1,0 +1,136 @@
+"""Workspace paths: resolving what the model names, refusing escapes, glob patterns."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+
+class PathError(Exception):
+    """A path the agent may not use (outside the workspace, malformed)."""
+
+
+def _strip_uri(raw: str) -> str:
+    if raw.startswith("file://"):
+        return unquote(urlparse(raw).path)
+    return raw
+
+
+def resolve_path(root: Path, raw: str, *, allow_outside: bool = False) -> Path:
+    """`raw` (relative to `root`, or absolute) as an absolute, normalised path.
+
+    Refuses `..` escapes, absolute paths outside the root, and paths whose real
+    location (symlinks followed with `Path.resolve()`) leaves the root, unless
+    `allow_outside`. The returned path is lexical (the symlinks are kept) so it
+    names the file the way the editor does.
+    """
+    text = _strip_uri(raw.strip())
+    if not text:
+        raise PathError("the path is empty")
+    if "\x00" in text:
+        raise PathError(f"path {raw!r} contains a NUL character")
+    root = Path(os.path.abspath(root))
+    candidate = Path(text)
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    lexical = Path(os.path.normpath(candidate))
+    if allow_outside:
+        return lexical
+    real_root = root.resolve()
+    inside_lexically = lexical == root or lexical.is_relative_to(root)
+    try:
+        real = lexical.resolve()
+    except (OSError, RuntimeError) as exc:  # symlink loops
+        raise PathError(f"path {raw} cannot be resolved: {exc}") from exc
+    if not inside_lexically or not (real == real_root or real.is_relative_to(real_root)):
+        raise PathError(f"path {raw} is outside the workspace ({root})")
+    return lexical
+
+
+def display_path(root: Path, path: Path) -> str:
+    """`path` relative to `root` in POSIX form, or absolute when outside it."""
+    root = Path(os.path.abspath(root))
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return str(path)
+    text = rel.as_posix()
+    return text if text != "." else "."
+
+
+def is_inside(root: Path, path: Path) -> bool:
+    root = Path(os.path.abspath(root))
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            j = pattern.find("]", i + 2)
+            if j == -1:
+                out.append(re.escape(c))
+                i += 1
+                continue
+            body = pattern[i + 1 : j]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = j + 1
+        elif c == "{":
+            j = pattern.find("}", i)
+            if j == -1:
+                out.append(re.escape(c))
+                i += 1
+                continue
+            alternatives = pattern[i + 1 : j].split(",")
+            out.append("(?:" + "|".join(_translate(a) for a in alternatives) + ")")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A compiled regex for a glob over POSIX relative paths.
+
+    `*` and `?` stay within one path segment, `**/` matches any number of
+    directories (zero included), `{a,b}` alternatives and `[...]` classes work.
+    A leading `./` is ignored.
+    """
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return re.compile(_translate(pattern) + r"\Z")
+
+
+def glob_match(pattern: str, rel_path: str) -> bool:
+    """Whether `rel_path` (POSIX, relative) matches `pattern` (see `glob_regex`)."""
+    return glob_regex(pattern).match(rel_path) is not None
+
+
+def glob_literal_length(pattern: str) -> int:
+    """How many characters of the glob are not wildcards (its specificity)."""
+    return sum(1 for c in pattern if c not in "*?[]{}!,")

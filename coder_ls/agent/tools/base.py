@@ -1,0 +1,225 @@
+"""What every tool shares: the context it runs in, its typed input, its output, the registry."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+import msgspec
+
+from coder_ls.agent.paths import PathError, display_path, resolve_path
+from coder_ls.agent.policy import SessionGrants
+from coder_ls.engine.host import Host
+from coder_ls.protocol.config import Config
+from coder_ls.protocol.events import Event, TodoItem
+
+log = logging.getLogger(__name__)
+
+
+class ToolError(Exception):
+    """A failure the model should see as the tool's (error) result."""
+
+
+class ToolOutput(msgspec.Struct, frozen=True):
+    text: str
+    is_error: bool = False
+
+
+class ShellResultLike(Protocol):
+    """What `PersistentShell.run` returns (`coder_ls.engine.shell.ShellResult`)."""
+
+    @property
+    def output(self) -> str: ...
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def timed_out(self) -> bool: ...
+
+
+class ShellLike(Protocol):
+    """The session's persistent shell (`coder_ls.engine.shell.PersistentShell`)."""
+
+    def run(
+        self,
+        command: str,
+        *,
+        on_output: Callable[[str], None],
+        timeout: float,
+        max_output_bytes: int,
+    ) -> Awaitable[ShellResultLike]: ...
+
+
+def _no_emit(event: Event) -> None:
+    return None
+
+
+def _no_report(message: str) -> None:
+    return None
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may touch. The session builds one per turn (or per call).
+
+    `emit` stamps and sends an event; `report` puts a line on the submission's
+    progress; `todos` is the session's list (todoWrite replaces its contents);
+    `changed_paths` collects the absolute paths the turn wrote (for auto-verify);
+    `grants` are the session's "Allow for session" grants; `call_id` is the id of
+    the tool call being run (for approval events).
+    """
+
+    root: Path
+    config: Config
+    host: Host
+    shell: ShellLike | None = None
+    emit: Callable[[Event], None] = _no_emit
+    report: Callable[[str], None] = _no_report
+    todos: list[TodoItem] = field(default_factory=list)
+    changed_paths: set[str] = field(default_factory=set)
+    grants: SessionGrants = field(default_factory=SessionGrants)
+    call_id: str = ""
+
+    def resolve(self, raw: str) -> Path:
+        """A path the model named, inside the workspace (or a `PathError`)."""
+        return resolve_path(self.root, raw, allow_outside=self.config.allow_outside_workspace)
+
+    def rel(self, path: Path) -> str:
+        return display_path(self.root, path)
+
+
+class ToolSpec(msgspec.Struct, frozen=True):
+    """What the model is told about a tool (`input_schema` is a JSON schema object)."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+def _inline(node: Any, defs: Mapping[str, Any], depth: int = 0) -> Any:
+    if depth > 20:
+        return node
+    if isinstance(node, list):
+        return [_inline(v, defs, depth + 1) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        merged = dict(defs[ref.removeprefix("#/$defs/")])
+        merged.update({k: v for k, v in node.items() if k != "$ref"})
+        return _inline(merged, defs, depth + 1)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("$defs", "title"):
+            continue
+        out[key] = _inline(value, defs, depth + 1)
+    any_of = out.get("anyOf")
+    if isinstance(any_of, list):
+        # `X | None = None`: optional already (not required), so just X.
+        non_null = [s for s in any_of if s != {"type": "null"}]
+        if len(non_null) == 1 and len(non_null) < len(any_of):
+            del out["anyOf"]
+            out = {**non_null[0], **out}
+            if out.get("default", 0) is None:
+                del out["default"]
+    return out
+
+
+def clean_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A msgspec JSON schema as one plain object schema: refs inlined, no $defs, no titles."""
+    defs = schema.get("$defs", {})
+    result = _inline(dict(schema), defs)
+    result.setdefault("type", "object")
+    result.setdefault("properties", {})
+    result.setdefault("required", [])
+    return dict(result)
+
+
+InputT = TypeVar("InputT", bound=msgspec.Struct)
+Handler = Callable[[ToolContext, InputT], Awaitable[ToolOutput]]
+
+
+@dataclass(frozen=True)
+class Tool(Generic[InputT]):
+    """A tool: a name, a description, a typed input and an async handler."""
+
+    name: str
+    description: str
+    input_type: type[InputT]
+    handler: Handler[InputT]
+
+    def json_schema(self) -> dict[str, Any]:
+        return clean_schema(msgspec.json.schema(self.input_type))
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.json_schema())
+
+    def parse(self, raw: Any) -> InputT:
+        """The model's input (a dict) as the typed struct, or a `ToolError` saying what is wrong."""
+        if isinstance(raw, self.input_type):
+            return raw
+        try:
+            return msgspec.convert(raw, self.input_type)
+        except msgspec.ValidationError as exc:
+            raise ToolError(f"invalid input for {self.name}: {exc}") from exc
+
+    async def run(self, ctx: ToolContext, input: InputT) -> ToolOutput:
+        """Run with typed input; tool and path errors become error outputs."""
+        try:
+            return await self.handler(ctx, input)
+        except (ToolError, PathError) as exc:
+            return ToolOutput(str(exc), is_error=True)
+        except OSError as exc:
+            return ToolOutput(f"{self.name} failed: {exc}", is_error=True)
+        except Exception as exc:  # a bug in a tool must not end the turn
+            log.exception("tool %s failed", self.name)
+            return ToolOutput(f"{self.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+
+    async def call(self, ctx: ToolContext, raw: Any) -> ToolOutput:
+        """Parse the model's raw input, then run (cancellation propagates)."""
+        try:
+            parsed = self.parse(raw)
+        except ToolError as exc:
+            return ToolOutput(str(exc), is_error=True)
+        return await self.run(ctx, parsed)
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool[Any]] = ()) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool[Any]) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"duplicate tool {tool.name!r}")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool[Any] | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec() for t in self._tools.values()]
+
+    def subset(self, names: Iterable[str] | None) -> ToolRegistry:
+        """Only the tools named (an agent's allowlist); None keeps them all."""
+        if names is None:
+            return ToolRegistry(self._tools.values())
+        wanted = set(names)
+        return ToolRegistry(t for t in self._tools.values() if t.name in wanted)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool[Any]]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)

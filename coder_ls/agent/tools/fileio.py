@@ -1,0 +1,140 @@
+"""Reading the text a tool works on, and the one write path of write/edit/multiEdit.
+
+The base text is the editor's buffer when the document is open (with its version),
+else the file on disk. A change goes to the editor as a `workspace/applyEdit`
+(`EditRequest`) when the client can apply edits; otherwise the file is written
+atomically on disk (a temp file in the same directory, then `os.replace`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from coder_ls.agent.textedits import minimal_edits
+from coder_ls.agent.tools.base import ToolContext, ToolError
+from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange
+from coder_ls.protocol.events import EditApplied
+
+ReadBytes = Callable[[Path], bytes]
+WriteText = Callable[[Path, str], None]
+
+
+class BaseText(msgspec.Struct, frozen=True):
+    """The text a change is computed against."""
+
+    text: str
+    version: int | None = None
+    exists: bool = True
+    from_buffer: bool = False
+
+
+def read_disk(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def load_base(ctx: ToolContext, path: Path, read_bytes: ReadBytes = read_disk) -> BaseText:
+    """The open buffer of `path`, else its text on disk, else an empty "new file"."""
+    doc = ctx.host.open_document(path)
+    if doc is not None:
+        return BaseText(doc.text, doc.version, exists=True, from_buffer=True)
+    if path.is_dir():
+        raise ToolError(f"{ctx.rel(path)} is a directory")
+    if not path.exists():
+        return BaseText("", None, exists=False)
+    data = read_bytes(path)
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{ctx.rel(path)} is a binary file; it cannot be edited as text")
+    try:
+        return BaseText(data.decode("utf-8"), None, exists=True)
+    except UnicodeDecodeError as exc:
+        raise ToolError(f"{ctx.rel(path)} is not UTF-8 text; it cannot be edited as text") from exc
+
+
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write `text` (UTF-8, line endings as given) so readers see the old or the new file."""
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = _new_file_mode()
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def build_change(path: Path, base: BaseText, new_text: str) -> FileChange:
+    if not base.exists:
+        return FileChange(path=str(path), kind="create", new_text=new_text)
+    return FileChange(
+        path=str(path),
+        kind="edit",
+        new_text=new_text,
+        edits=minimal_edits(base.text, new_text),
+        base_version=base.version,
+    )
+
+
+async def commit_text(
+    ctx: ToolContext,
+    path: Path,
+    base: BaseText,
+    new_text: str,
+    *,
+    label: str,
+    write_text: WriteText = atomic_write,
+) -> FileChange:
+    """Send the change from `base` to `new_text` to the editor (or the disk).
+
+    Emits `EditApplied`, reports "Editing <path>", records the path in
+    `ctx.changed_paths`. A rejected edit raises `ToolError("the user rejected the edit: ...")`.
+    """
+    rel = ctx.rel(path)
+    change = build_change(path, base, new_text)
+    ctx.report(f"Editing {rel}")
+    if ctx.host.caps.apply_edit:
+        outcome = await ctx.host.apply_edit(EditRequest(label=label, changes=(change,)))
+    else:
+        write_text(path, new_text)
+        outcome = EditOutcome(applied=True, written_to_disk=True)
+    uri = path.as_uri()
+    if not outcome.applied:
+        reason = outcome.reason or "no reason given"
+        ctx.emit(EditApplied(uri=uri, applied=False, reason=outcome.reason))
+        raise ToolError(f"the user rejected the edit: {reason}")
+    ctx.emit(EditApplied(uri=uri, applied=True))
+    ctx.changed_paths.add(str(path))
+    return change
+
+
+def numbered(lines: list[str], first: int, width: int = 6, max_line: int = 2000) -> str:
+    """`cat -n` style: right-aligned 1-based numbers, a tab, the line (long ones cut)."""
+    out = []
+    for n, line in enumerate(lines, start=first):
+        if len(line) > max_line:
+            line = line[:max_line] + f"… [{len(line) - max_line} more characters]"
+        out.append(f"{n:>{width}}\t{line}")
+    return "\n".join(out)

@@ -1,0 +1,238 @@
+"""grep, glob and ls. grep uses ripgrep when it is on PATH; otherwise, and for glob,
+files come from `git ls-files --cached --others --exclude-standard` (so .gitignore is
+honoured) inside a git repository, else from a walk that skips .git, .coder,
+node_modules and a few caches."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from coder_ls.agent.paths import glob_match
+from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
+
+SKIP_DIRS = frozenset(
+    {".git", ".coder", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
+MAX_LINE_CHARS = 300
+FindRg = Callable[[], "str | None"]
+ListFiles = Callable[[Path], list[str]]
+
+
+def _find_rg() -> str | None:
+    return shutil.which("rg")
+
+
+def _git_files(root: Path) -> list[str] | None:
+    try:
+        proc = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=root,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    names = {n for n in proc.stdout.decode("utf-8", errors="surrogateescape").split("\0") if n}
+    return sorted(n for n in names if (root / n).is_file())
+
+
+def _walk_files(root: Path) -> list[str]:
+    real_root = root.resolve()
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        for name in filenames:
+            full = Path(dirpath, name)
+            if full.is_symlink() and not full.resolve().is_relative_to(real_root):
+                continue
+            out.append(full.relative_to(root).as_posix())
+    return sorted(out)
+
+
+def list_files(root: Path) -> list[str]:
+    """Workspace files as sorted POSIX paths relative to `root`, .gitignore honoured."""
+    files = _git_files(root)
+    return files if files is not None else _walk_files(root)
+
+
+def _under(files: list[str], base: str) -> list[str]:
+    if base in ("", "."):
+        return files
+    prefix = base.rstrip("/") + "/"
+    return [f for f in files if f == base or f.startswith(prefix)]
+
+
+def _glob_filter(rel: str, pattern: str) -> bool:
+    # Like ripgrep: a glob without "/" matches the file name anywhere.
+    if "/" not in pattern.lstrip("./"):
+        return glob_match(pattern, rel.rsplit("/", 1)[-1])
+    return glob_match(pattern, rel)
+
+
+def _cap(lines: list[str], limit: int, what: str) -> str:
+    if len(lines) <= limit:
+        return "\n".join(lines)
+    return "\n".join(lines[:limit]) + f"\n... {len(lines) - limit} more {what} not shown; narrow the search."
+
+
+class GrepInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True):
+    """Search file contents with a regular expression."""
+
+    pattern: Annotated[str, msgspec.Meta(min_length=1, description="Regular expression")]
+    path: Annotated[str, msgspec.Meta(description="File or directory to search")] | None = None
+    glob: Annotated[str, msgspec.Meta(description="Only files matching this glob, e.g. *.py")] | None = None
+    ignore_case: bool = False
+
+
+def _python_grep(root: Path, files: list[str], inp: GrepInput, limit: int) -> list[str]:
+    flags = re.IGNORECASE if inp.ignore_case else 0
+    try:
+        regex = re.compile(inp.pattern, flags)
+    except re.error as exc:
+        raise ToolError(f"invalid regular expression {inp.pattern!r}: {exc}") from exc
+    out: list[str] = []
+    for rel in files:
+        if inp.glob and not _glob_filter(rel, inp.glob):
+            continue
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            continue
+        if b"\x00" in data[:8192]:
+            continue
+        for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+            if regex.search(line):
+                out.append(f"{rel}:{n}:{line[:MAX_LINE_CHARS]}")
+                if len(out) > limit:
+                    return out
+    return out
+
+
+async def _rg_grep(rg: str, root: Path, rel_base: str, inp: GrepInput) -> list[str]:
+    args = [rg, "--line-number", "--no-heading", "--with-filename", "--color", "never"]
+    args += ["--hidden", "--sort", "path"]
+    for d in sorted(SKIP_DIRS):
+        args += ["--glob", f"!{d}"]
+    if inp.ignore_case:
+        args.append("--ignore-case")
+    if inp.glob:
+        args += ["--glob", inp.glob]
+    args += ["-e", inp.pattern, "--"]
+    if rel_base not in ("", "."):
+        args.append(rel_base)
+    proc = await asyncio.create_subprocess_exec(
+        *args, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout=60)
+    except BaseException:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        raise
+    if proc.returncode == 2 and not stdout:
+        raise ToolError(f"grep failed: {stderr.decode('utf-8', errors='replace').strip()}")
+    lines = []
+    for line in stdout.decode("utf-8", errors="replace").splitlines():
+        line = line.removeprefix("./")
+        name, sep, rest = line.partition(":")
+        num, sep2, text = rest.partition(":")
+        lines.append(f"{name}:{num}:{text[:MAX_LINE_CHARS]}" if sep and sep2 else line)
+    return lines
+
+
+def make_grep_tool(
+    find_rg: FindRg = _find_rg, files: ListFiles = list_files, max_results: int = 200
+) -> Tool[GrepInput]:
+    async def run(ctx: ToolContext, inp: GrepInput) -> ToolOutput:
+        base = ctx.resolve(inp.path or ".")
+        if not base.exists():
+            raise ToolError(f"not found: {ctx.rel(base)}")
+        rel_base = ctx.rel(base)
+        rg = find_rg()
+        if rg:
+            lines = await _rg_grep(rg, ctx.root, rel_base, inp)
+        else:
+            listed = await asyncio.to_thread(files, ctx.root)
+            scope = _under(listed, rel_base)
+            lines = await asyncio.to_thread(_python_grep, ctx.root, scope, inp, max_results)
+        if not lines:
+            return ToolOutput(f"No matches for {inp.pattern!r}.")
+        return ToolOutput(_cap(lines, max_results, "matches"))
+
+    return Tool(
+        "grep",
+        "Search file contents with a regular expression (files ignored by .gitignore are "
+        "skipped). Output lines are `path:line:text`.",
+        GrepInput,
+        run,
+    )
+
+
+class GlobInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True):
+    """Find files by name pattern."""
+
+    pattern: Annotated[str, msgspec.Meta(min_length=1, description="Glob, e.g. **/*.py or src/*.ts")]
+    path: Annotated[str, msgspec.Meta(description="Directory the pattern is relative to")] | None = None
+
+
+def make_glob_tool(files: ListFiles = list_files, max_results: int = 500) -> Tool[GlobInput]:
+    async def run(ctx: ToolContext, inp: GlobInput) -> ToolOutput:
+        base = ctx.resolve(inp.path or ".")
+        rel_base = ctx.rel(base)
+        listed = _under(await asyncio.to_thread(files, ctx.root), rel_base)
+        cut = 0 if rel_base in ("", ".") else len(rel_base.rstrip("/")) + 1
+        found = [f for f in listed if glob_match(inp.pattern, f[cut:])]
+        note = ""
+        if not found and "/" not in inp.pattern:
+            found = [f for f in listed if glob_match("**/" + inp.pattern, f[cut:])]
+            note = f"(no match at the top level; showing matches of **/{inp.pattern})\n" if found else ""
+        if not found:
+            return ToolOutput(f"No files match {inp.pattern!r}.")
+        return ToolOutput(note + _cap(sorted(found), max_results, "files"))
+
+    return Tool(
+        "glob",
+        "List files matching a glob (`**/*.py`, `src/**/*.{ts,tsx}`), sorted, relative to "
+        "the workspace root; files ignored by .gitignore are skipped.",
+        GlobInput,
+        run,
+    )
+
+
+class LsInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True):
+    """List a directory."""
+
+    path: Annotated[str, msgspec.Meta(description="Directory (default: the workspace root)")] = "."
+
+
+def make_ls_tool(max_entries: int = 1000) -> Tool[LsInput]:
+    async def run(ctx: ToolContext, inp: LsInput) -> ToolOutput:
+        path = ctx.resolve(inp.path or ".")
+        rel = ctx.rel(path)
+        if not path.exists():
+            raise ToolError(f"not found: {rel}")
+        if not path.is_dir():
+            raise ToolError(f"{rel} is a file, not a directory; use read to see it")
+        entries = []
+        for child in sorted(path.iterdir(), key=lambda p: p.name):
+            if child.name == ".git":
+                continue
+            entries.append(child.name + ("/" if child.is_dir() else ""))
+        if not entries:
+            return ToolOutput(f"{rel}: (empty directory)")
+        return ToolOutput(_cap(entries, max_entries, "entries"))
+
+    return Tool("ls", "List a directory: one entry per line, directories end with `/`.", LsInput, run)
