@@ -1,0 +1,41 @@
+"""Model providers: the provider protocol, the known models, Anthropic and scripted.
+
+Importing this package (or `base` / `models`) never imports the Anthropic SDK.
+"""
+
+from coder_ls.llm.base import (
+    Provider,
+    ProviderError,
+    ProviderRequest,
+    Retrying,
+    Stop,
+    StreamItem,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingDone,
+    ToolCallDelta,
+    ToolCallDone,
+    ToolSpec,
+    Usage,
+)
+from coder_ls.llm.models import KNOWN_MODELS, ModelInfo, find_model, make_provider
+
+__all__ = [
+    "KNOWN_MODELS",
+    "ModelInfo",
+    "Provider",
+    "ProviderError",
+    "ProviderRequest",
+    "Retrying",
+    "Stop",
+    "StreamItem",
+    "TextDelta",
+    "ThinkingDelta",
+    "ThinkingDone",
+    "ToolCallDelta",
+    "ToolCallDone",
+    "ToolSpec",
+    "Usage",
+    "find_model",
+    "make_provider",
+]

@@ -1,0 +1,268 @@
+"""Conversions between our provider-neutral types and the Anthropic Messages API.
+
+Pure functions and a small state machine; no SDK import (the stream events are read
+by attribute, so the SDK's typed events and plain namespaces both work).
+
+- `to_api_params(request)`: the keyword arguments of `messages.create(...)`, with
+  prompt-caching breakpoints (`cache_control: {"type": "ephemeral"}`) on the last
+  tool, on the system prompt, and on the last cacheable block of the last message:
+  three of the four the API allows.
+- `StreamAssembler.feed(event)`: raw stream events in, `StreamItem`s out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from coder_ls.llm.base import (
+    ProviderError,
+    ProviderRequest,
+    Stop,
+    StreamItem,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingDone,
+    ToolCallDelta,
+    ToolCallDone,
+    Usage,
+    normalize_stop_reason,
+)
+from coder_ls.llm.models import find_model, model_supports_thinking
+from coder_ls.protocol.messages import (
+    Block,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+__all__ = [
+    "CACHE_CONTROL",
+    "MIN_THINKING_BUDGET",
+    "REDACTED_PREFIX",
+    "StreamAssembler",
+    "block_to_api",
+    "messages_to_api",
+    "to_api_params",
+]
+
+CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
+MIN_THINKING_BUDGET = 1024
+REDACTED_PREFIX = "redacted:"  # ThinkingBlock(thinking="", signature="redacted:<data>")
+
+
+def block_to_api(block: Block) -> dict[str, Any] | None:
+    """One content block in API form, or None when it must be left out (an empty
+    text, or a thinking block without a signature, which the API would reject)."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text} if block.text else None
+    if isinstance(block, ThinkingBlock):
+        if not block.thinking and block.signature.startswith(REDACTED_PREFIX):
+            return {"type": "redacted_thinking", "data": block.signature[len(REDACTED_PREFIX) :]}
+        if not block.signature:
+            return None
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, ToolResultBlock):
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id}
+        result["content"] = block.content if block.content else "(no output)"
+        if block.is_error:
+            result["is_error"] = True
+        return result
+    return None
+
+
+def messages_to_api(messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = [b for b in (block_to_api(block) for block in message.content) if b is not None]
+        if not content:
+            content = [{"type": "text", "text": "(empty)"}]
+        out.append({"role": message.role, "content": content})
+    return out
+
+
+def _mark_last_cacheable(messages: list[dict[str, Any]]) -> bool:
+    """Put a breakpoint on the last block of the last message that may carry one."""
+    if not messages:
+        return False
+    for block in reversed(messages[-1]["content"]):
+        if block.get("type") in ("thinking", "redacted_thinking"):
+            continue
+        block["cache_control"] = dict(CACHE_CONTROL)
+        return True
+    return False
+
+
+def to_api_params(request: ProviderRequest) -> dict[str, Any]:
+    """The keyword arguments for `client.messages.create(..., stream=True)`."""
+    max_tokens = max(1, request.max_tokens)
+    params: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens, "stream": True}
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": dict(CACHE_CONTROL)}]
+    if request.tools:
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+        tools[-1]["cache_control"] = dict(CACHE_CONTROL)
+        params["tools"] = tools
+    messages = messages_to_api(request.messages)
+    _mark_last_cacheable(messages)
+    params["messages"] = messages
+    if request.thinking_budget and model_supports_thinking(request.model):
+        budget = max(MIN_THINKING_BUDGET, request.thinking_budget)
+        info = find_model(request.model)
+        if info is not None and budget + MIN_THINKING_BUDGET > info.max_output_tokens:
+            budget = max(MIN_THINKING_BUDGET, info.max_output_tokens - MIN_THINKING_BUDGET)
+        if max_tokens <= budget:
+            max_tokens = budget + MIN_THINKING_BUDGET
+            if info is not None:
+                max_tokens = min(max_tokens, info.max_output_tokens)
+            params["max_tokens"] = max_tokens
+        params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    return params
+
+
+@dataclass
+class _OpenBlock:
+    kind: str
+    id: str = ""
+    name: str = ""
+    parts: list[str] = field(default_factory=list)
+    signature: str = ""
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+class StreamAssembler:
+    """Turns the API's stream events into `StreamItem`s for one attempt."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, _OpenBlock] = {}
+        self.usage = Usage()
+        self.stop_reason: str | None = None
+        self.stop_sequence: str | None = None
+        self.stopped = False
+
+    def _update_usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        mapping = {
+            "input_tokens": "input_tokens",
+            "output_tokens": "output_tokens",
+            "cache_read_input_tokens": "cache_read_tokens",
+            "cache_creation_input_tokens": "cache_write_tokens",
+        }
+        for api_name, ours in mapping.items():
+            value = _get(usage, api_name)
+            if isinstance(value, int):
+                setattr(self.usage, ours, value)
+
+    def feed(self, event: Any) -> list[StreamItem]:
+        kind = _get(event, "type")
+        if kind == "message_start":
+            self._update_usage(_get(_get(event, "message"), "usage"))
+            return []
+        if kind == "content_block_start":
+            return self._start(int(_get(event, "index", 0)), _get(event, "content_block"))
+        if kind == "content_block_delta":
+            return self._delta(int(_get(event, "index", 0)), _get(event, "delta"))
+        if kind == "content_block_stop":
+            return self._stop(int(_get(event, "index", 0)))
+        if kind == "message_delta":
+            delta = _get(event, "delta")
+            self.stop_reason = _get(delta, "stop_reason") or self.stop_reason
+            self.stop_sequence = _get(delta, "stop_sequence") or self.stop_sequence
+            self._update_usage(_get(event, "usage"))
+            return []
+        if kind == "message_stop":
+            self.stopped = True
+            return [
+                Usage(
+                    input_tokens=self.usage.input_tokens,
+                    output_tokens=self.usage.output_tokens,
+                    cache_read_tokens=self.usage.cache_read_tokens,
+                    cache_write_tokens=self.usage.cache_write_tokens,
+                ),
+                Stop(reason=normalize_stop_reason(self.stop_reason), stop_sequence=self.stop_sequence),
+            ]
+        if kind == "error":  # an error event that reached us as an object
+            error = _get(event, "error")
+            raise ProviderError("server", str(_get(error, "message", "stream error")), True)
+        return []  # ping and anything newer
+
+    def _start(self, index: int, block: Any) -> list[StreamItem]:
+        kind = str(_get(block, "type", ""))
+        if kind == "text":
+            self.blocks[index] = _OpenBlock("text")
+            text = _get(block, "text") or ""
+            return [TextDelta(text)] if text else []
+        if kind == "thinking":
+            opened = _OpenBlock("thinking", signature=_get(block, "signature") or "")
+            if _get(block, "thinking"):
+                opened.parts.append(_get(block, "thinking"))
+            self.blocks[index] = opened
+            return [ThinkingDelta(opened.parts[0])] if opened.parts else []
+        if kind == "redacted_thinking":
+            self.blocks[index] = _OpenBlock("redacted", signature=_get(block, "data") or "")
+            return []
+        if kind == "tool_use":
+            self.blocks[index] = _OpenBlock(
+                "tool_use", id=_get(block, "id", ""), name=_get(block, "name", "")
+            )
+            return []
+        self.blocks[index] = _OpenBlock("other")
+        return []
+
+    def _delta(self, index: int, delta: Any) -> list[StreamItem]:
+        opened = self.blocks.get(index)
+        kind = _get(delta, "type")
+        if kind == "text_delta":
+            text = _get(delta, "text") or ""
+            return [TextDelta(text)] if text else []
+        if opened is None:
+            return []
+        if kind == "thinking_delta":
+            text = _get(delta, "thinking") or ""
+            opened.parts.append(text)
+            return [ThinkingDelta(text)] if text else []
+        if kind == "signature_delta":
+            opened.signature += _get(delta, "signature") or ""
+            return []
+        if kind == "input_json_delta":
+            piece = _get(delta, "partial_json") or ""
+            if not piece:
+                return []
+            opened.parts.append(piece)
+            return [ToolCallDelta(id=opened.id, name=opened.name, partial_json=piece)]
+        return []
+
+    def _stop(self, index: int) -> list[StreamItem]:
+        opened = self.blocks.pop(index, None)
+        if opened is None:
+            return []
+        if opened.kind == "thinking":
+            return [ThinkingDone(thinking="".join(opened.parts), signature=opened.signature)]
+        if opened.kind == "redacted":
+            return [ThinkingDone(thinking="", signature=REDACTED_PREFIX + opened.signature)]
+        if opened.kind == "tool_use":
+            raw = "".join(opened.parts).strip()
+            try:
+                value = json.loads(raw) if raw else {}
+            except ValueError as exc:
+                return [ToolCallDone(opened.id, opened.name, {}, parse_error=f"invalid JSON input: {exc}")]
+            if not isinstance(value, dict):
+                return [
+                    ToolCallDone(opened.id, opened.name, {}, parse_error="the input is not a JSON object")
+                ]
+            return [ToolCallDone(opened.id, opened.name, value)]
+        return []

@@ -1,0 +1,287 @@
+"""The Anthropic provider: the streaming Messages API through the official SDK.
+
+The SDK (`import anthropic` takes more than a second) is imported lazily, in a
+worker thread, the first time a turn needs it (or on `prepare()`), never when this
+module is imported.
+
+The SDK's own retries are off (`max_retries=0`): this provider retries rate limits
+(429), overloads (529, or an `overloaded_error` event mid-stream), server errors
+(5xx, 408, 409) and connection failures (including a stream dropped mid-body) with
+exponential backoff (1, 2, 4, 8 s by default, capped, with jitter, at most 5
+attempts), honouring `retry-after-ms` / `retry-after` when the server sends them.
+A `Retrying` item is yielded before each sleep. Authentication (401/403) and bad
+requests are not retried.
+
+Cancellation: the stream runs in the consumer's task, so cancelling that task (or
+closing the iterator) interrupts the HTTP read or the backoff sleep at once; the
+HTTP response is closed in a `finally`, which closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+import warnings
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from coder_ls.llm.anthropic_convert import StreamAssembler, to_api_params
+from coder_ls.llm.base import (
+    ErrorKind,
+    ProviderError,
+    ProviderRequest,
+    Retrying,
+    Stop,
+    StreamItem,
+    Usage,
+)
+
+__all__ = ["AnthropicProvider", "retry_after_seconds"]
+
+log = logging.getLogger(__name__)
+
+_SDK: Any = None  # the `anthropic` module once imported
+_HTTPX: Any = None  # the HTTP library the SDK uses (httpx2, or httpx for older SDKs)
+
+
+def _import_sdk() -> tuple[Any, Any]:
+    global _SDK, _HTTPX
+    if _SDK is None:
+        import anthropic
+
+        httpx_mod: Any
+        try:
+            import httpx2
+
+            httpx_mod = httpx2
+        except ImportError:  # an SDK built on httpx
+            import httpx
+
+            httpx_mod = httpx
+        # Model aliases we offer may be flagged as deprecated by a newer SDK; the
+        # user chose the model, the warning is noise in the transcript and logs.
+        warnings.filterwarnings(
+            "ignore", message=r"The model '.*' is deprecated", category=DeprecationWarning
+        )
+        _HTTPX = httpx_mod
+        _SDK = anthropic
+    return _SDK, _HTTPX
+
+
+def retry_after_seconds(headers: Mapping[str, str] | Any, now: float | None = None) -> float | None:
+    """`retry-after-ms`, else `retry-after` (seconds, fractional allowed, or an HTTP date)."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+_TYPE_KINDS: dict[str, tuple[ErrorKind, bool]] = {
+    "authentication_error": ("auth", False),
+    "permission_error": ("auth", False),
+    "rate_limit_error": ("rate_limit", True),
+    "overloaded_error": ("overloaded", True),
+    "api_error": ("server", True),
+    "timeout_error": ("connection", True),
+    "invalid_request_error": ("bad_request", False),
+    "not_found_error": ("bad_request", False),
+    "request_too_large": ("bad_request", False),
+}
+
+
+def _status_kind(status: int, error_type: str | None) -> tuple[ErrorKind, bool]:
+    if status in (401, 403):
+        return "auth", False
+    if status == 429:
+        return "rate_limit", True
+    if status == 529:
+        return "overloaded", True
+    if status == 408:
+        return "connection", True
+    if status == 409 or status >= 500:
+        return "server", True
+    if status < 400 and error_type in _TYPE_KINDS:  # an `error` event inside a 200 stream
+        return _TYPE_KINDS[error_type]
+    if status < 400:
+        return "server", True
+    return "bad_request", False
+
+
+def _status_message(kind: ErrorKind, status: int, error_type: str | None, detail: str) -> str:
+    code = f"{status} {error_type}" if error_type else str(status)
+    if status < 400:
+        code = error_type or "stream error"
+    tail = f": {detail}" if detail else ""
+    if kind == "auth" and status != 403:
+        return f"Anthropic rejected the API key ({code}): check ANTHROPIC_API_KEY{tail}"
+    if kind == "auth":
+        return f"Anthropic refused the request ({code}){tail}"
+    if kind == "rate_limit":
+        return f"Rate limited by Anthropic ({code})"
+    if kind == "overloaded":
+        return f"Anthropic is overloaded ({code})"
+    if kind in ("server", "connection"):
+        return f"Anthropic server error ({code}){tail}"
+    if status == 404:
+        return f"Unknown model or endpoint ({code}){tail}"
+    return f"Anthropic rejected the request ({code}){tail}"
+
+
+class AnthropicProvider:
+    """`Provider` for the Anthropic Messages API (see the module docstring)."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        auth_token: str | None = None,
+        base_url: str | None = None,
+        max_attempts: int = 5,
+        base_delay: float = 1.0,
+        max_delay: float = 8.0,
+        max_retry_after: float = 60.0,
+        jitter: float = 0.25,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 300.0,
+    ) -> None:
+        self.api_key = api_key
+        self.auth_token = auth_token
+        self.base_url = base_url
+        self.max_attempts = max(1, max_attempts)
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.max_retry_after = max_retry_after
+        self.jitter = jitter
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self._client: Any = None
+
+    # -- client
+    async def prepare(self) -> None:
+        """Import the SDK (in a thread, so the event loop is not blocked) and build the client."""
+        if self._client is None:
+            await asyncio.to_thread(self._get_client)
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            sdk, httpx_mod = _import_sdk()
+            self._client = sdk.AsyncAnthropic(
+                api_key=self.api_key,
+                auth_token=self.auth_token,
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=httpx_mod.Timeout(self.read_timeout, connect=self.connect_timeout),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    # -- errors and delays
+    def map_error(self, exc: BaseException) -> ProviderError:
+        """Our `ProviderError` for an SDK or transport exception."""
+        if isinstance(exc, ProviderError):
+            return exc
+        sdk, httpx_mod = _import_sdk()
+        if isinstance(exc, sdk.APIStatusError):
+            status = int(exc.status_code)
+            error_type = getattr(exc, "type", None)
+            detail = getattr(exc, "api_message", None) or ""
+            body = exc.body if isinstance(exc.body, dict) else {}
+            if not error_type and isinstance(body.get("error"), dict):
+                error_type = body["error"].get("type")
+                detail = detail or body["error"].get("message", "")
+            kind, retryable = _status_kind(status, error_type)
+            return ProviderError(
+                kind,
+                _status_message(kind, status, error_type, str(detail)),
+                retryable,
+                status=status,
+                retry_after=retry_after_seconds(exc.response.headers) if status >= 400 else None,
+            )
+        if isinstance(exc, sdk.APIConnectionError | httpx_mod.TransportError):
+            where = f" ({self.base_url})" if self.base_url else ""
+            cause = exc.__cause__ or exc
+            return ProviderError("connection", f"Connection to Anthropic failed{where}: {cause}", True)
+        if isinstance(exc, sdk.APIError):
+            return ProviderError("server", f"Anthropic API error: {exc}", False)
+        return ProviderError("server", f"Unexpected error talking to Anthropic: {exc!r}", False)
+
+    def backoff(self, attempt: int) -> float:
+        """The delay after failed attempt `attempt` (1-based) without a retry-after."""
+        delay = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
+        return delay * (1.0 - self.jitter * random.random())
+
+    def _delay(self, attempt: int, error: ProviderError) -> float:
+        if error.retry_after is not None:
+            return min(error.retry_after, self.max_retry_after)
+        return self.backoff(attempt)
+
+    # -- streaming
+    async def _attempt(self, params: dict[str, Any]) -> AsyncIterator[StreamItem]:
+        client = self._get_client()
+        stream = await client.messages.create(**params)
+        assembler = StreamAssembler()
+        try:
+            async for event in stream:
+                for item in assembler.feed(event):
+                    yield item
+        finally:
+            await stream.close()
+        if not assembler.stopped:
+            raise ProviderError("connection", "The response stream ended before message_stop", True)
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamItem]:
+        await self.prepare()
+        params = to_api_params(request)
+        attempt = 0
+        while True:
+            attempt += 1
+            emitted = False
+            try:
+                async for item in self._attempt(params):
+                    if not isinstance(item, Usage | Stop):
+                        emitted = True
+                    yield item
+                return
+            except Exception as exc:  # CancelledError / GeneratorExit are not Exceptions
+                cause: BaseException = exc
+                error = self.map_error(exc)
+                if not isinstance(exc, ProviderError) and error.kind not in ("rate_limit", "overloaded"):
+                    log.debug("anthropic attempt %d failed", attempt, exc_info=exc)
+            if not error.retryable or attempt >= self.max_attempts:
+                if error.retryable and attempt > 1:
+                    error.message = f"{error.message} (gave up after {attempt} attempts)"
+                    error.args = (error.message,)
+                if error is cause:
+                    raise error
+                raise error from cause
+            delay = self._delay(attempt, error)
+            log.info("anthropic: %s; retrying in %.1fs (attempt %d)", error.message, delay, attempt)
+            yield Retrying(
+                attempt=attempt, delay_seconds=round(delay, 3), reason=error.message, discard=emitted
+            )
+            await asyncio.sleep(delay)
