@@ -12,6 +12,7 @@ from typing import Any
 from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.context import CommandContext
+from coder_ls.engine.commands.files import command_dirs, load_prompt_commands, signature
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.config import ConfigStore, describe
 from coder_ls.engine.dispatch import EmptyInput, Prompt, Shell, Slash, UnknownSlash, parse_input
@@ -32,6 +33,7 @@ from coder_ls.protocol.actions import (
     UndoLast,
 )
 from coder_ls.protocol.config import Config
+from coder_ls.protocol.events import CommandsChanged
 from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submission, UserInput
 from coder_ls.protocol.results import CommandCatalog, CommandResult, ErrorInfo, InterruptData, error_result
 
@@ -54,6 +56,9 @@ class Engine:
         self._checkpoints: Checkpoints | None = None
         self.agent_tools: Any = None  # the agent's tool registry, built by the first turn
         self.providers: dict[tuple[str, ...], Any] = {}  # model providers, kept across turns
+        self._command_dirs = command_dirs(root, env)
+        self._command_signature: tuple[tuple[str, int, int], ...] = ()
+        self.refresh_commands()
 
     @property
     def checkpoints(self) -> Checkpoints:
@@ -71,8 +76,29 @@ class Engine:
         problems = self.config_store.reload()
         return describe(problems) if problems else None
 
+    # -- prompt commands from files ---------------------------------------------------------
+    def refresh_commands(self) -> bool:
+        """Reload `.coder/commands/*.md` (and the user's) when they changed; True if the catalog did."""
+        sig = signature(self._command_dirs)
+        if sig == self._command_signature:
+            return False
+        self._command_signature = sig
+        return self.registry.set_extra(load_prompt_commands(self._command_dirs))
+
+    def command_watch_dirs(self) -> list[Path]:
+        return [d for d, _ in self._command_dirs]
+
+    def announce_commands_changed(self) -> None:
+        session = self.sessions.loaded(None)
+        if session is not None:
+            session.emit(CommandsChanged(), "")
+        else:
+            self.host.emit(CommandsChanged())
+
     # -- submissions --------------------------------------------------------------------
     async def submit(self, submission: Submission) -> CommandResult:
+        if self.refresh_commands():
+            self.announce_commands_changed()
         match submission.op:
             case Interrupt():
                 return self._interrupt_op(submission)

@@ -54,3 +54,4 @@ def setup_logging(level: str, log_file: str | None) -> None:
     root.handlers = handlers
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     logging.getLogger("pygls").setLevel(max(root.level, logging.WARNING))
+    logging.getLogger("watchfiles").setLevel(max(root.level, logging.WARNING))

@@ -61,6 +61,7 @@ class CoderServer(LanguageServer):
         self._requests: dict[Any, str] = {}  # JSON-RPC id -> submission id
         self._cancel_requested: set[str] = set()
         self._last_config_message: str | None = None
+        self._watch: Any = None
         proto = self.protocol
         assert isinstance(proto, CoderProtocol)
         proto.on_cancel_request = self._on_cancel_request
@@ -90,7 +91,18 @@ class CoderServer(LanguageServer):
         self.engine.config_store.set_client_settings(_coder_section(params.settings))
         self._config_message(self.engine.reload_config())
 
+    def initialized(self) -> None:
+        ClientLogHandler.attach(self)
+        if self.engine is not None and self._watch is None:
+            from coder_ls.lsp import watch
+
+            self._watch = watch.start(self.engine)
+
     async def shutdown_engine(self) -> None:
+        from coder_ls.lsp import watch
+
+        await watch.stop_watch(self._watch)
+        self._watch = None
         if self.engine is not None:
             await self.engine.shutdown()
 
@@ -157,7 +169,7 @@ def build_server() -> CoderServer:
 
     @server.feature(types.INITIALIZED)
     def on_initialized(ls: CoderServer, params: types.InitializedParams) -> None:
-        ClientLogHandler.attach(ls)
+        ls.initialized()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_config(ls: CoderServer, params: types.DidChangeConfigurationParams) -> None:

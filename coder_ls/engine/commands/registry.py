@@ -27,7 +27,6 @@ class Command(msgspec.Struct, frozen=True):
     handler: Handler
     kind: Kind = "local"
     source: Source = "builtin"
-    long_running: bool = False  # reports work-done progress (runs a shell, the agent, ...)
     path: Path | None = None  # where a prompt command was defined
 
     def info(self) -> CommandInfo:
