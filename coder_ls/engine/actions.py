@@ -85,6 +85,7 @@ async def run_shell(engine: Engine, state: SubmissionState, command: str, b: Res
         b.command = command
         return
     session.set_title_from(f"!{command}")
+    state.emit(UserMessage(text=f"!{command}"))
     chunks: list[str] = []
 
     def on_output(chunk: str) -> None:

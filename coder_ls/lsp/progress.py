@@ -5,6 +5,7 @@ pygls never forgets tokens; we keep our own maps and pop them at `end`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -12,6 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger(__name__)
+CREATE_TIMEOUT = 5.0  # seconds a client may take to accept a progress token
 
 
 class ProgressManager:
@@ -35,8 +37,8 @@ class ProgressManager:
                 return
             token = f"coder/{submission_id}"
             try:
-                await self.server.work_done_progress.create_async(token)
-            except Exception as exc:  # the client refused: run without progress
+                await asyncio.wait_for(self.server.work_done_progress.create_async(token), CREATE_TIMEOUT)
+            except Exception as exc:  # refused or never answered: run without progress
                 log.info("work done progress create refused: %s", exc)
                 self.server.work_done_progress.tokens.pop(token, None)
                 return
