@@ -111,7 +111,8 @@ class Turn:
     async def run(self, action: RunAgent) -> None:
         text = action.prompt + _selection_text(self.engine, action)
         if is_complex(action.prompt):
-            self.session.todos[:] = [TodoItem(content=action.prompt[:120], status="in_progress", id="1")]
+            first_line = action.prompt.strip().splitlines()[0] if action.prompt.strip() else action.prompt
+            self.session.todos[:] = [TodoItem(content=first_line[:120], status="in_progress", id="1")]
             self.state.emit(TodoUpdated(todos=list(self.session.todos)))
             text = f"{text}\n\n{TODO_REMINDER}"
         self.record(Message(role="user", content=[TextBlock(text=text)]))

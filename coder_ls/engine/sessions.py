@@ -109,7 +109,11 @@ class SessionManager:
         )
 
     def list_infos(self, limit: int) -> list[SessionInfo]:
-        return [self.info(row) for row in self.index.list_sessions(limit)]
+        infos = [self.info(row) for row in self.index.list_sessions(limit)]
+        current = self.loaded(None)
+        if current is not None and not current.persisted:
+            infos.insert(0, self.session_info(current))  # a new session, nothing in it yet
+        return infos[:limit]
 
     def resolve_info(self, prefix: str) -> SessionInfo | str:
         found = self.index.resolve(prefix)

@@ -81,7 +81,13 @@ class LspHost:
         params = types.ShowMessageRequestParams(
             type=_KINDS[kind], message=message, actions=[types.MessageActionItem(title=c) for c in choices]
         )
-        answer = await self.server.window_show_message_request_async(params)
+        try:
+            answer = await self.server.window_show_message_request_async(params)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # e.g. Helix has no window/showMessageRequest: a dismissed question
+            log.warning("the client could not ask the user (%s); taken as dismissed", exc)
+            return None
         return answer.title if answer is not None else None
 
     def open_document(self, path: Path) -> OpenDocument | None:

@@ -1,0 +1,906 @@
+-- coder_ls for Neovim: a client for the coder language server (a coding agent
+-- served over LSP). Works on Neovim 0.7.2 and later.
+--
+--   require('coder').setup({ cmd = { 'coder-ls' } })
+--
+-- See docs/neovim.md.
+local util = require('coder.util')
+local transcript = require('coder.transcript')
+local progress = require('coder.progress')
+local approval = require('coder.approval')
+
+local M = {}
+
+M.transcript = transcript
+
+local defaults = {
+  cmd = { 'coder-ls' },
+  cmd_env = nil,
+  root_markers = { '.git', '.coder' },
+  settings = {}, -- sent as initializationOptions (and as the `coder` section)
+  autostart = true, -- attach to file buffers under a marked root
+  filetypes = nil, -- nil: every filetype; else a list to restrict the autostart
+  open_transcript = true, -- :Coder / :CoderShell show the transcript window
+  transcript_split = 'botright split',
+  capabilities = nil, -- merged into make_client_capabilities()
+  on_attach = nil, -- function(client, bufnr)
+  approval_timeout_ms = 10 * 60 * 1000, -- Neovim < 0.10 with an async vim.ui.select
+  interrupt_fallback_ms = 3000, -- progress cancel not honoured: send coder.interrupt
+  name = 'coder_ls',
+}
+
+M.config = vim.deepcopy(defaults)
+
+-- [client_id] = { root, ready, queue = {fn}, pending = {[key] = on_done},
+--                 inflight, session_id, commands }
+local clients = {}
+local by_root = {}
+local buf_client = {}
+local last_client = nil
+local event_listeners = {}
+local counter = 0
+local did_setup = false
+
+local function state(id)
+  local st = clients[id]
+  if not st then
+    st = { ready = false, queue = {}, pending = {}, inflight = 0 }
+    clients[id] = st
+  end
+  return st
+end
+
+--- A result in the shape of the contract, for failures the server never saw.
+local function synth_error(code, message, status)
+  return {
+    sessionId = '',
+    submissionId = '',
+    mode = 'error',
+    status = status or 'failed',
+    reply = message,
+    command = nil,
+    rawOutput = nil,
+    exitCode = nil,
+    data = nil,
+    error = { code = code, message = message },
+  }
+end
+M._synth_error = synth_error
+
+local function rpc_error_result(err)
+  local code = type(err) == 'table' and err.code or nil
+  local message = type(err) == 'table' and err.message or tostring(err)
+  local res = synth_error('rpc_error', tostring(message), code == -32800 and 'cancelled' or 'failed')
+  res.error.rpcCode = code
+  return res
+end
+
+---------------------------------------------------------------------------
+-- Events
+---------------------------------------------------------------------------
+
+--- fn(event, client_id) is called for every `coder/event` notification.
+--- Returns a function that unsubscribes.
+function M.on_event(fn)
+  table.insert(event_listeners, fn)
+  return function()
+    for i, f in ipairs(event_listeners) do
+      if f == fn then
+        table.remove(event_listeners, i)
+        return
+      end
+    end
+  end
+end
+
+local function handle_event(client_id, ev)
+  if type(ev) ~= 'table' then
+    return
+  end
+  local st = state(client_id)
+  if ev.sessionId and ev.sessionId ~= '' then
+    st.session_id = ev.sessionId
+  end
+  if ev.type == 'commandsChanged' then
+    st.commands = nil
+  elseif ev.type == 'contextUsage' then
+    st.context = { used = ev.usedTokens, limit = ev.limitTokens }
+  elseif ev.type == 'modelChanged' then
+    st.model = ev.model
+  end
+  local ok, err = pcall(transcript.on_event, ev)
+  if not ok then
+    vim.notify('coder: transcript: ' .. tostring(err), vim.log.levels.DEBUG)
+  end
+  for _, fn in ipairs(event_listeners) do
+    pcall(fn, ev, client_id)
+  end
+end
+
+---------------------------------------------------------------------------
+-- Clients
+---------------------------------------------------------------------------
+
+local function get_client(id)
+  local client = id and vim.lsp.get_client_by_id(id)
+  if client and not util.is_stopped(client) then
+    return client
+  end
+  return nil
+end
+
+local function is_file_buffer(bufnr)
+  if not bufnr or not vim.api.nvim_buf_is_valid(bufnr) then
+    return false
+  end
+  if vim.api.nvim_buf_get_option(bufnr, 'buftype') ~= '' then
+    return false
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return false
+  end
+  return true
+end
+
+--- The workspace root of a buffer (nil for non-file buffers or no marker).
+function M.root_of(bufnr)
+  if not is_file_buffer(bufnr) then
+    return nil
+  end
+  return util.find_root(vim.api.nvim_buf_get_name(bufnr), M.config.root_markers)
+end
+
+local function on_progress_params(client_id, params)
+  if clients[client_id] then
+    progress.update(client_id, util.denull(params))
+  end
+end
+
+local function fail_pending(id, message)
+  local st = clients[id]
+  if not st then
+    return
+  end
+  local queue, pending = st.queue, st.pending
+  st.queue, st.pending = {}, {}
+  for _, fn in ipairs(queue) do
+    pcall(fn, nil, message)
+  end
+  for _, on_done in pairs(pending) do
+    pcall(on_done, synth_error('server_exited', message))
+  end
+end
+
+local function make_handlers()
+  local handlers = {
+    ['coder/event'] = function(_, params, ctx)
+      handle_event(ctx.client_id, util.denull(params))
+    end,
+    ['window/showMessageRequest'] = approval.handler,
+  }
+  if not util.has('nvim-0.10') then
+    -- 0.10+ reports progress through the LspProgress autocmd instead.
+    handlers['$/progress'] = function(err, result, ctx, config)
+      on_progress_params(ctx.client_id, result)
+      local default = vim.lsp.handlers['$/progress']
+      if default then
+        return default(err, result, ctx, config)
+      end
+    end
+  end
+  return handlers
+end
+
+local function make_capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.window = caps.window or {}
+  caps.window.workDoneProgress = true
+  if M.config.capabilities then
+    caps = vim.tbl_deep_extend('force', caps, M.config.capabilities)
+  end
+  return caps
+end
+
+local function on_init(client)
+  local st = state(client.id)
+  st.ready = true
+  st.root = st.root or (client.config and client.config.root_dir)
+  if st.root then
+    by_root[st.root] = client.id
+  end
+  client.commands = client.commands or {}
+  -- Code actions' commands go through M.execute: progress token, result shown.
+  client.commands['coder.codeAction'] = function(command)
+    local args = command.arguments and command.arguments[1] or {}
+    M.execute(command.command, args, nil, { client_id = client.id })
+  end
+  local queue = st.queue
+  st.queue = {}
+  for _, fn in ipairs(queue) do
+    local ok, err = pcall(fn, client)
+    if not ok then
+      vim.notify('coder: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+  end
+  -- Warm the slash-command cache for completion.
+  M.list_commands(function() end, { client_id = client.id })
+end
+
+local function on_exit(code, signal, client_id)
+  vim.schedule(function()
+    local st = clients[client_id]
+    if st and st.root and by_root[st.root] == client_id then
+      by_root[st.root] = nil
+    end
+    fail_pending(client_id, string.format('coder-ls exited (code %s, signal %s)', tostring(code), tostring(signal)))
+    clients[client_id] = nil
+    progress.forget(client_id)
+    if last_client == client_id then
+      last_client = nil
+    end
+  end)
+end
+
+--- The client configuration for a root (the shape vim.lsp.start takes).
+function M.client_config(root)
+  local settings = M.config.settings or {}
+  local has_settings = not util.is_empty(settings)
+  return {
+    name = M.config.name,
+    cmd = M.config.cmd,
+    cmd_env = M.config.cmd_env,
+    cmd_cwd = root,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    init_options = has_settings and settings or nil,
+    settings = has_settings and { coder = settings } or nil,
+    capabilities = make_capabilities(),
+    handlers = make_handlers(),
+    on_init = on_init,
+    on_exit = on_exit,
+    on_attach = M.config.on_attach,
+  }
+end
+
+--- A running coder client for `root` (one started by us or by vim.lsp.enable).
+local function find_client(root)
+  local id = by_root[root]
+  if get_client(id) then
+    return id
+  end
+  by_root[root] = nil
+  for _, client in ipairs(util.get_clients()) do
+    if client.name == M.config.name and client.config and client.config.root_dir == root
+      and not util.is_stopped(client) then
+      by_root[root] = client.id
+      local st = state(client.id)
+      st.root = root
+      if client.initialized and not st.ready then
+        st.ready = true
+      end
+      return client.id
+    end
+  end
+  return nil
+end
+
+--- Starts (or reuses) the client of `root`; attaches `bufnr` when given.
+--- Returns the client id or nil and an error message.
+function M.start(root, bufnr)
+  local id = find_client(root)
+  if id then
+    if bufnr and not vim.lsp.buf_is_attached(bufnr, id) then
+      vim.lsp.buf_attach_client(bufnr, id)
+    end
+    return id
+  end
+  local config = M.client_config(root)
+  local ok, res = pcall(function()
+    if util.has('nvim-0.10') and bufnr then
+      return vim.lsp.start(config, {
+        bufnr = bufnr,
+        reuse_client = function()
+          return false
+        end,
+      })
+    elseif util.has('nvim-0.11') then
+      return vim.lsp.start(config, { attach = false })
+    end
+    local new_id = vim.lsp.start_client(config)
+    if new_id and bufnr then
+      vim.lsp.buf_attach_client(bufnr, new_id)
+    end
+    return new_id
+  end)
+  if not ok or not res then
+    return nil, 'could not start ' .. table.concat(M.config.cmd, ' ') .. (ok and '' or (': ' .. tostring(res)))
+  end
+  local st = state(res)
+  st.root = root
+  by_root[root] = res
+  return res
+end
+
+--- Attaches a file buffer to the client of its root (starting it if needed).
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if not is_file_buffer(bufnr) then
+    return nil
+  end
+  local fts = M.config.filetypes
+  if fts and not vim.tbl_contains(fts, vim.api.nvim_buf_get_option(bufnr, 'filetype')) then
+    return nil
+  end
+  local root = M.root_of(bufnr)
+  if not root then
+    return nil
+  end
+  local id = M.start(root, bufnr)
+  if id then
+    buf_client[bufnr] = id
+  end
+  return id
+end
+
+--- The root a command issued from `bufnr` is about: the buffer's root, else
+--- the root around the cwd, else the cwd.
+local function command_root(bufnr)
+  local root = M.root_of(bufnr)
+  if root then
+    return root
+  end
+  local cwd = vim.fn.getcwd()
+  return util.find_root(cwd, M.config.root_markers) or cwd
+end
+
+--- Calls fn(client) once the client for `opts` is initialized, or fn(nil, err).
+--- opts: { bufnr?, client_id? }
+function M.with_client(opts, fn)
+  opts = opts or {}
+  local id = opts.client_id
+  if not id or not clients[id] then
+    local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+    id = buf_client[bufnr]
+    if not get_client(id) then
+      local root = command_root(bufnr)
+      local err
+      id, err = M.start(root, is_file_buffer(bufnr) and bufnr or nil)
+      if not id then
+        return fn(nil, err)
+      end
+      if is_file_buffer(bufnr) then
+        buf_client[bufnr] = id
+      end
+    end
+  end
+  last_client = id
+  local st = state(id)
+  local client = get_client(id)
+  if st.ready and client then
+    return fn(client)
+  end
+  if not client and st.ready then
+    return fn(nil, 'coder-ls is not running')
+  end
+  table.insert(st.queue, fn)
+end
+
+--- The client object used for commands from the current buffer (no start).
+function M.get_client(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local id = buf_client[bufnr]
+  if get_client(id) then
+    return get_client(id)
+  end
+  local root = command_root(bufnr)
+  id = find_client(root)
+  if id then
+    return get_client(id)
+  end
+  return get_client(last_client)
+end
+
+---------------------------------------------------------------------------
+-- Commands (workspace/executeCommand)
+---------------------------------------------------------------------------
+
+local function remember(client_id, res)
+  local st = clients[client_id]
+  if st and type(res) == 'table' and res.sessionId and res.sessionId ~= '' then
+    st.session_id = res.sessionId
+  end
+end
+
+--- Runs `workspace/executeCommand` {command, arguments = {args}} and calls
+--- on_done(result) with the command result of the contract; an LSP error (or
+--- a dead server) gives a synthesized result with mode "error".
+--- opts: { bufnr?, client_id?, progress? (default true: send a workDoneToken) }
+function M.execute(command, args, on_done, opts)
+  opts = opts or {}
+  on_done = on_done or M.report
+  M.with_client(opts, function(client, err)
+    if not client then
+      return on_done(synth_error('no_client', err or 'coder-ls is not running'))
+    end
+    local st = state(client.id)
+    counter = counter + 1
+    local key = 'coder.nvim/' .. counter
+    local params = { command = command, arguments = { util.object(args) } }
+    if opts.progress ~= false then
+      params.workDoneToken = key
+    end
+    local done = false
+    local function finish(res)
+      if done then
+        return
+      end
+      done = true
+      st.pending[key] = nil
+      if opts.progress ~= false then
+        st.inflight = math.max(0, st.inflight - 1)
+      end
+      if opts.progress ~= false then
+        -- the server may have skipped `end` on our token
+        progress.update(client.id, { token = key, value = { kind = 'end' } })
+      else
+        progress.touch()
+      end
+      remember(client.id, res)
+      on_done(res)
+    end
+    st.pending[key] = finish
+    if opts.progress ~= false then
+      st.inflight = st.inflight + 1
+    end
+    progress.touch()
+    local ok, sent = pcall(util.request, client, 'workspace/executeCommand', params, function(rpc_err, result)
+      if rpc_err then
+        return finish(rpc_error_result(rpc_err))
+      end
+      result = util.denull(result)
+      if type(result) ~= 'table' then
+        return finish(synth_error('bad_result', 'the server answered ' .. command .. ' without a result'))
+      end
+      finish(result)
+    end, opts.bufnr)
+    if not ok or not sent then
+      finish(synth_error('request_failed', 'could not send ' .. command .. (ok and '' or (': ' .. tostring(sent)))))
+    end
+  end)
+end
+
+--- Shows a result: in the transcript, and errors as notifications.
+function M.report(res)
+  if type(res) ~= 'table' then
+    return
+  end
+  pcall(transcript.on_result, res)
+  if res.mode == 'error' then
+    local msg = (res.error and res.error.message) or res.reply or 'failed'
+    vim.notify('coder: ' .. tostring(msg), vim.log.levels.ERROR)
+  elseif res.status == 'cancelled' then
+    vim.notify('coder: cancelled', vim.log.levels.WARN)
+  end
+end
+
+--- What a user types: `/cmd args`, `!shell` or a prompt.
+--- opts: { session_id?, context? = {uri, range?}, bufnr? }
+function M.input(text, opts, on_done)
+  if type(opts) == 'function' then
+    opts, on_done = nil, opts
+  end
+  opts = opts or {}
+  local args = { text = text }
+  if opts.session_id then
+    args.sessionId = opts.session_id
+  end
+  if opts.context then
+    args.context = opts.context
+  end
+  M.execute('coder.input', args, on_done, opts)
+end
+
+--- Runs `command` in the session's shell (`coder.shell`).
+function M.shell(command, opts, on_done)
+  if type(opts) == 'function' then
+    opts, on_done = nil, opts
+  end
+  opts = opts or {}
+  local args = { command = command }
+  if opts.session_id then
+    args.sessionId = opts.session_id
+  end
+  M.execute('coder.shell', args, on_done, opts)
+end
+
+--- A built-in slash command by id: M.slash('model', 'opus', opts, on_done)
+--- runs `coder.model {args = "opus"}`.
+function M.slash(name, args, opts, on_done)
+  if type(opts) == 'function' then
+    opts, on_done = nil, opts
+  end
+  opts = opts or {}
+  local a = {}
+  if args ~= nil and args ~= '' then
+    a.args = args
+  end
+  if opts.session_id then
+    a.sessionId = opts.session_id
+  end
+  M.execute('coder.' .. name, a, on_done, opts)
+end
+
+--- The slash-command catalog ({name, description, argumentHint, kind, source}),
+--- cached per client until a `commandsChanged` event.
+function M.list_commands(cb, opts)
+  opts = vim.tbl_extend('force', opts or {}, { progress = false })
+  M.with_client(opts, function(client)
+    local st = client and clients[client.id]
+    if st and st.commands then
+      return cb(st.commands)
+    end
+    if not client then
+      return cb({})
+    end
+    M.execute('coder.listCommands', {}, function(res)
+      local cmds = res and res.data and res.data.commands
+      if type(cmds) == 'table' then
+        st.commands = cmds
+      end
+      cb(cmds or {})
+    end, vim.tbl_extend('force', opts, { client_id = client.id }))
+  end)
+end
+
+--- Cancels what runs in the session: `window/workDoneProgress/cancel` on the
+--- running progress tokens; `coder.interrupt` when there is none (or when the
+--- tokens have not ended after `interrupt_fallback_ms`).
+function M.interrupt(opts, on_done)
+  if type(opts) == 'function' then
+    opts, on_done = nil, opts
+  end
+  opts = opts or {}
+  local client = opts.client_id and get_client(opts.client_id) or M.get_client(opts.bufnr)
+  if not client then
+    local res = synth_error('no_client', 'coder-ls is not running')
+    if on_done then
+      on_done(res)
+    else
+      vim.notify('coder: nothing to interrupt', vim.log.levels.INFO)
+    end
+    return
+  end
+  local args = {}
+  if opts.session_id then
+    args.sessionId = opts.session_id
+  end
+  local tokens = progress.tokens(client.id)
+  if #tokens == 0 or opts.command then
+    return M.execute('coder.interrupt', args, on_done or function(res)
+      if res.mode == 'error' then
+        M.report(res)
+      end
+    end, { client_id = client.id, progress = false })
+  end
+  for _, token in ipairs(tokens) do
+    util.notify(client, 'window/workDoneProgress/cancel', { token = token })
+  end
+  local id = client.id
+  vim.defer_fn(function()
+    local still = false
+    local now = progress.tokens(id)
+    for _, a in ipairs(now) do
+      for _, b in ipairs(tokens) do
+        if a == b then
+          still = true
+        end
+      end
+    end
+    if still and get_client(id) then
+      M.execute('coder.interrupt', args, function() end, { client_id = id, progress = false })
+    end
+  end, M.config.interrupt_fallback_ms)
+  if on_done then
+    on_done({
+      sessionId = clients[id] and clients[id].session_id or '',
+      submissionId = '',
+      mode = 'command',
+      status = 'completed',
+      reply = 'cancel sent',
+      data = { kind = 'progressCancel', tokens = tokens },
+    })
+  end
+end
+
+---------------------------------------------------------------------------
+-- Statusline
+---------------------------------------------------------------------------
+
+--- "coder: off" | "coder: starting" | "coder: idle" |
+--- "coder: running (Running: sleep 5)" | "coder: waiting for approval"
+function M.status()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local id = buf_client[bufnr]
+  if not (id and clients[id]) then
+    id = last_client
+  end
+  if not (id and clients[id]) then
+    id = next(clients)
+  end
+  if not id then
+    return 'coder: off'
+  end
+  local st = clients[id]
+  if not st.ready then
+    return 'coder: starting'
+  end
+  if approval.pending then
+    return 'coder: waiting for approval'
+  end
+  local entry = progress.current(id)
+  if entry then
+    local msg = entry.message or entry.title
+    if msg and msg ~= '' then
+      return 'coder: running (' .. msg .. ')'
+    end
+    return 'coder: running'
+  end
+  if st.inflight > 0 then
+    return 'coder: running'
+  end
+  return 'coder: idle'
+end
+
+--- The session id last seen for the current client (nil before any).
+function M.session_id(bufnr)
+  local client = M.get_client(bufnr)
+  return client and clients[client.id] and clients[client.id].session_id or nil
+end
+
+---------------------------------------------------------------------------
+-- User commands
+---------------------------------------------------------------------------
+
+local function utf16_len(line)
+  local ok, _, utf16 = pcall(vim.str_utfindex, line)
+  if ok and utf16 then
+    return utf16
+  end
+  return #line
+end
+
+--- {uri, range} of lines line1..line2 of the current buffer.
+local function range_context(line1, line2)
+  local bufnr = vim.api.nvim_get_current_buf()
+  if not is_file_buffer(bufnr) then
+    return nil
+  end
+  local last = vim.api.nvim_buf_get_lines(bufnr, line2 - 1, line2, false)[1] or ''
+  return {
+    uri = vim.uri_from_bufnr(bufnr),
+    range = {
+      start = { line = line1 - 1, character = 0 },
+      ['end'] = { line = line2 - 1, character = utf16_len(last) },
+    },
+  }
+end
+
+local function complete_slash(arglead, cmdline, cursorpos)
+  local before = cmdline:sub(1, cursorpos)
+  local typed = before:match('^.-Coder!?%s+(.*)$') or ''
+  if typed:find('%s') or (typed ~= '' and typed:sub(1, 1) ~= '/') then
+    return {}
+  end
+  local client = M.get_client()
+  if not client then
+    return {}
+  end
+  local st = clients[client.id]
+  if st and not st.commands then
+    local params = { command = 'coder.listCommands', arguments = { vim.empty_dict() } }
+    local resp
+    if util.has('nvim-0.11') then
+      resp = client:request_sync('workspace/executeCommand', params, 1000)
+    else
+      resp = client.request_sync('workspace/executeCommand', params, 1000)
+    end
+    local res = resp and util.denull(resp.result)
+    if res and res.data and type(res.data.commands) == 'table' then
+      st.commands = res.data.commands
+    end
+  end
+  local out = {}
+  for _, c in ipairs((st and st.commands) or {}) do
+    local item = '/' .. c.name
+    if item:sub(1, #arglead) == arglead then
+      table.insert(out, item)
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+local function show_transcript()
+  if M.config.open_transcript then
+    pcall(transcript.open, { split = M.config.transcript_split })
+  end
+end
+
+local function echo_lines(lines)
+  vim.api.nvim_echo({ { table.concat(lines, '\n') } }, true, {})
+end
+
+local function session_label(s)
+  return string.format('%s %s  %s  %d msgs  %s', s.current and '*' or ' ', tostring(s.id):sub(1, 8),
+    tostring(s.updated or s.updatedAt or ''), tonumber(s.messageCount) or 0, tostring(s.title or ''))
+end
+
+--- Calls cb(sessions, result) with the session list.
+function M.sessions(cb, opts)
+  M.execute('coder.sessions', {}, function(res)
+    local list = res and res.data and res.data.sessions
+    if res.mode == 'error' then
+      M.report(res)
+    end
+    cb(type(list) == 'table' and list or {}, res)
+  end, vim.tbl_extend('force', opts or {}, { progress = false }))
+end
+
+--- Resumes a session: by id, or chosen with vim.ui.select.
+function M.resume(id, on_done)
+  on_done = on_done or M.report
+  if id and id ~= '' then
+    return M.slash('resume', id, nil, on_done)
+  end
+  M.sessions(function(list)
+    if #list == 0 then
+      return vim.notify('coder: no sessions to resume', vim.log.levels.INFO)
+    end
+    vim.ui.select(list, {
+      prompt = 'Resume session',
+      kind = 'coder.session',
+      format_item = session_label,
+    }, function(choice)
+      if choice then
+        M.slash('resume', choice.id, nil, on_done)
+      end
+    end)
+  end)
+end
+
+--- Switches the model: by name, or chosen with vim.ui.select.
+function M.model(name, on_done)
+  on_done = on_done or M.report
+  if name and name ~= '' then
+    return M.slash('model', name, nil, on_done)
+  end
+  M.execute('coder.model', {}, function(res)
+    local data = res and res.data
+    if res.mode == 'error' or type(data) ~= 'table' or type(data.models) ~= 'table' then
+      return M.report(res)
+    end
+    vim.ui.select(data.models, {
+      prompt = 'Model (current: ' .. tostring(data.current) .. ')',
+      kind = 'coder.model',
+      format_item = function(m)
+        local s = m.name .. ' (' .. tostring(m.provider) .. ')'
+        if m.name == data.current then
+          s = s .. ' [current]'
+        end
+        if m.description and m.description ~= '' then
+          s = s .. ' - ' .. m.description
+        end
+        return s
+      end,
+    }, function(choice)
+      if choice then
+        M.slash('model', choice.name, nil, on_done)
+      end
+    end)
+  end, { progress = false })
+end
+
+local function create_commands()
+  local create = vim.api.nvim_create_user_command
+  create('Coder', function(o)
+    local ctx = nil
+    if o.range and o.range > 0 then
+      ctx = range_context(o.line1, o.line2)
+    end
+    show_transcript()
+    M.input(o.args, { context = ctx })
+  end, { nargs = '+', range = true, complete = complete_slash, desc = 'coder: /command, !shell or a prompt' })
+  create('CoderShell', function(o)
+    show_transcript()
+    M.shell(o.args)
+  end, { nargs = '+', complete = 'shellcmd', desc = 'coder: run a command in the session shell' })
+  create('CoderInterrupt', function()
+    M.interrupt()
+  end, { nargs = 0, desc = 'coder: cancel what runs in the session' })
+  create('CoderTranscript', function()
+    transcript.open({ focus = true, split = M.config.transcript_split })
+  end, { nargs = 0, desc = 'coder: show the transcript' })
+  create('CoderSessions', function()
+    M.sessions(function(list, res)
+      if res.mode == 'error' then
+        return
+      end
+      if #list == 0 then
+        return echo_lines({ 'coder: no sessions' })
+      end
+      local lines = { 'coder sessions' .. (res.data.timezone and (' (' .. res.data.timezone .. ')') or '') .. ':' }
+      for _, s in ipairs(list) do
+        table.insert(lines, session_label(s))
+      end
+      echo_lines(lines)
+    end)
+  end, { nargs = 0, desc = 'coder: list sessions' })
+  create('CoderResume', function(o)
+    M.resume(o.args)
+  end, { nargs = '?', desc = 'coder: resume a session' })
+  create('CoderModel', function(o)
+    M.model(o.args)
+  end, { nargs = '?', desc = 'coder: show or switch the model' })
+end
+
+---------------------------------------------------------------------------
+-- Setup
+---------------------------------------------------------------------------
+
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  if opts and opts.root_markers then
+    M.config.root_markers = opts.root_markers -- lists replace, not merge
+  end
+  if opts and opts.cmd then
+    M.config.cmd = opts.cmd
+  end
+  approval.timeout_ms = M.config.approval_timeout_ms
+  create_commands()
+
+  local group = vim.api.nvim_create_augroup('coder_ls', { clear = true })
+  if M.config.autostart then
+    vim.api.nvim_create_autocmd({ 'FileType', 'BufEnter' }, {
+      group = group,
+      callback = function(args)
+        M.attach(args.buf)
+      end,
+    })
+  end
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    group = group,
+    callback = function(args)
+      buf_client[args.buf] = nil
+    end,
+  })
+  if util.has('nvim-0.10') then
+    vim.api.nvim_create_autocmd('LspProgress', {
+      group = group,
+      callback = function(args)
+        local data = args.data or {}
+        on_progress_params(data.client_id, data.params or data.result)
+      end,
+    })
+  end
+  if util.has('nvim-0.11') and not did_setup then
+    -- For users of the native API: vim.lsp.enable('coder_ls') starts the same client.
+    pcall(vim.lsp.config, M.config.name, {
+      cmd = M.config.cmd,
+      root_markers = M.config.root_markers,
+      init_options = not util.is_empty(M.config.settings) and M.config.settings or nil,
+      settings = not util.is_empty(M.config.settings) and { coder = M.config.settings } or nil,
+      capabilities = make_capabilities(),
+      handlers = make_handlers(),
+      on_init = on_init,
+      on_exit = on_exit,
+    })
+  end
+  did_setup = true
+  if M.config.autostart then
+    M.attach(vim.api.nvim_get_current_buf())
+  end
+  return M
+end
+
+return M

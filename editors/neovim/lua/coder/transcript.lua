@@ -1,0 +1,267 @@
+-- The `coder://transcript` scratch buffer: every `coder/event` rendered as text,
+-- streamed as it arrives (assistant deltas and shell chunks extend the last line).
+local util = require('coder.util')
+
+local M = {}
+
+M.name = 'coder://transcript'
+
+local state = {
+  bufnr = nil,
+  empty = true, -- the buffer holds only its initial empty line
+  stream = nil, -- key of the stream the last line belongs to
+  streamed = {}, -- [submissionId] = true once assistant deltas arrived
+  shell_streamed = {}, -- [submissionId] = true once shell chunks arrived
+}
+
+local function valid()
+  return state.bufnr and vim.api.nvim_buf_is_valid(state.bufnr)
+end
+
+--- The transcript buffer, created on first use (not displayed).
+function M.bufnr()
+  if valid() then
+    return state.bufnr
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_option(buf, 'buftype', 'nofile')
+  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
+  vim.api.nvim_buf_set_option(buf, 'swapfile', false)
+  pcall(vim.api.nvim_buf_set_name, buf, M.name)
+  vim.api.nvim_buf_set_option(buf, 'filetype', 'coder')
+  vim.api.nvim_buf_set_option(buf, 'modifiable', false)
+  state.bufnr = buf
+  state.empty = true
+  state.stream = nil
+  return buf
+end
+
+local function with_modifiable(buf, fn)
+  vim.api.nvim_buf_set_option(buf, 'modifiable', true)
+  local ok, err = pcall(fn)
+  vim.api.nvim_buf_set_option(buf, 'modifiable', false)
+  if not ok then
+    error(err)
+  end
+end
+
+local function follow(buf)
+  local last = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    pcall(vim.api.nvim_win_set_cursor, win, { last, 0 })
+  end
+end
+
+local function append_lines(lines)
+  local buf = M.bufnr()
+  with_modifiable(buf, function()
+    if state.empty then
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+      state.empty = false
+    else
+      vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+    end
+  end)
+  follow(buf)
+end
+
+--- Appends whole lines (ends any stream).
+function M.append(text)
+  state.stream = nil
+  local lines = util.lines(text)
+  if #lines > 1 and lines[#lines] == '' then
+    table.remove(lines)
+  end
+  append_lines(lines)
+end
+
+--- Appends `text` to the stream `key`: continues the last line when the last
+--- thing written belongs to the same stream.
+function M.stream(key, text)
+  if text == nil or text == '' then
+    return
+  end
+  local pieces = util.lines(text)
+  if state.stream ~= key or state.empty then
+    state.stream = key
+    append_lines(pieces)
+    return
+  end
+  local buf = M.bufnr()
+  with_modifiable(buf, function()
+    local last = vim.api.nvim_buf_line_count(buf)
+    local line = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or ''
+    pieces[1] = line .. pieces[1]
+    vim.api.nvim_buf_set_lines(buf, last - 1, last, false, pieces)
+  end)
+  follow(buf)
+end
+
+--- Ends any stream: the next text starts on its own line.
+function M.break_stream()
+  state.stream = nil
+end
+
+--- Shows the transcript in a window (a split unless it is visible already).
+--- With `focus`, moves the cursor there.
+function M.open(opts)
+  opts = opts or {}
+  local buf = M.bufnr()
+  local wins = vim.fn.win_findbuf(buf)
+  local win = wins[1]
+  if not win then
+    local cur = vim.api.nvim_get_current_win()
+    vim.cmd((opts.split or 'botright split'))
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, buf)
+    vim.api.nvim_win_set_option(win, 'wrap', true)
+    if not opts.focus then
+      vim.api.nvim_set_current_win(cur)
+    end
+  elseif opts.focus then
+    vim.api.nvim_set_current_win(win)
+  end
+  follow(buf)
+  return buf, win
+end
+
+--- Clears the transcript.
+function M.clear()
+  local buf = M.bufnr()
+  with_modifiable(buf, function()
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
+  end)
+  state.empty = true
+  state.stream = nil
+end
+
+local function summarize_input(tool, input)
+  if type(input) ~= 'table' then
+    return ''
+  end
+  local s = input.command or input.path or input.pattern or input.file_path
+  if s then
+    return tostring(s)
+  end
+  local ok, encoded = pcall(vim.fn.json_encode, input)
+  encoded = ok and encoded or ''
+  if #encoded > 120 then
+    encoded = encoded:sub(1, 117) .. '...'
+  end
+  return encoded
+end
+
+local function first_line(text)
+  text = tostring(text or '')
+  local line = text:match('^[^\n]*') or ''
+  if #line > 160 then
+    line = line:sub(1, 157) .. '...'
+  end
+  if text:find('\n') then
+    line = line .. ' ...'
+  end
+  return line
+end
+
+--- Renders one `coder/event` (params already de-nulled).
+function M.on_event(ev)
+  local t = ev.type
+  local sub = ev.submissionId or ''
+  if t == 'userMessage' then
+    if not state.empty then
+      M.append('')
+    end
+    M.append('> ' .. (tostring(ev.text or ''):gsub('\n', '\n  ')))
+  elseif t == 'assistantDelta' then
+    state.streamed[sub] = true
+    M.stream('assistant:' .. sub, ev.text)
+  elseif t == 'assistantMessage' then
+    if not state.streamed[sub] then
+      M.append(ev.text or '')
+    end
+    state.streamed[sub] = nil
+    M.break_stream()
+  elseif t == 'reasoningDelta' then
+    return
+  elseif t == 'toolCallBegin' then
+    M.append(string.format('* %s %s', tostring(ev.tool), summarize_input(ev.tool, ev.input)))
+  elseif t == 'toolCallEnd' then
+    M.append(string.format('  %s %s', ev.isError and 'x' or '=', first_line(ev.output)))
+  elseif t == 'shellOutput' then
+    state.shell_streamed[sub] = true
+    M.stream('shell:' .. sub, ev.chunk)
+  elseif t == 'shellFinished' then
+    local extra = ''
+    if ev.timedOut then
+      extra = ' (timed out)'
+    elseif ev.truncated then
+      extra = ' (output truncated)'
+    end
+    M.append(string.format('[exit %s]%s', tostring(ev.exitCode == nil and '-' or ev.exitCode), extra))
+  elseif t == 'editApplied' then
+    local path = ev.uri and vim.uri_to_fname(ev.uri) or '?'
+    local rel = vim.fn.fnamemodify(path, ':~:.')
+    if ev.applied then
+      M.append('[edited] ' .. rel)
+    else
+      M.append('[edit rejected] ' .. rel .. (ev.reason and (': ' .. ev.reason) or ''))
+    end
+  elseif t == 'approvalRequested' then
+    M.append(string.format('[approval?] %s: %s', tostring(ev.tool), tostring(ev.summary or '')))
+  elseif t == 'approvalResolved' then
+    M.append('  -> ' .. tostring(ev.decision))
+  elseif t == 'todoUpdated' then
+    local lines = { '[todos]' }
+    for _, item in ipairs(ev.todos or {}) do
+      local mark = item.status == 'completed' and 'x' or (item.status == 'in_progress' and '~' or ' ')
+      table.insert(lines, string.format('  [%s] %s', mark, first_line(item.content)))
+    end
+    M.append(table.concat(lines, '\n'))
+  elseif t == 'sessionChanged' then
+    M.append(string.format('--- session %s (%s)', tostring(ev.sessionId), tostring(ev.reason)))
+  elseif t == 'modelChanged' then
+    M.append(string.format('--- model %s (%s)', tostring(ev.model), tostring(ev.provider)))
+  elseif t == 'permissionsChanged' then
+    M.append('--- permissions ' .. tostring(ev.preset))
+  elseif t == 'turnFinished' then
+    M.append('--- ' .. tostring(ev.status))
+  elseif t == 'error' then
+    M.append('! ' .. tostring(ev.message))
+  elseif t == 'notice' then
+    M.append('- ' .. tostring(ev.message))
+  end
+  -- contextUsage, commandsChanged and unknown types: nothing to show.
+end
+
+--- Renders a command result where the events did not already show it.
+function M.on_result(result)
+  local sub = result.submissionId or ''
+  if result.mode == 'error' then
+    local msg = (result.error and result.error.message) or result.reply or 'failed'
+    M.append('! ' .. tostring(msg))
+  elseif result.mode == 'command' then
+    if result.reply and result.reply ~= '' then
+      M.append(result.reply)
+    end
+  elseif result.mode == 'raw' then
+    if not state.shell_streamed[sub] and result.rawOutput and result.rawOutput ~= '' then
+      M.append(result.rawOutput)
+    end
+    if result.status == 'cancelled' then
+      M.append('--- cancelled')
+    end
+  end
+  state.shell_streamed[sub] = nil
+  state.streamed[sub] = nil
+  M.break_stream()
+end
+
+--- The transcript's lines (for tests and scripts).
+function M.lines()
+  if not valid() then
+    return {}
+  end
+  return vim.api.nvim_buf_get_lines(state.bufnr, 0, -1, false)
+end
+
+return M
