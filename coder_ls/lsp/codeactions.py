@@ -9,9 +9,9 @@ from pygls.lsp.server import LanguageServer
 
 ACTIONS = (
     ("fix", "Coder: Fix", types.CodeActionKind.QuickFix),
-    ("explain", "Coder: Explain", types.CodeActionKind.Empty),
+    ("explain", "Coder: Explain", None),
     ("refactor", "Coder: Refactor…", types.CodeActionKind.Refactor),
-    ("tests", "Coder: Write tests", types.CodeActionKind.Empty),
+    ("tests", "Coder: Write tests", None),
 )
 
 
@@ -40,7 +40,7 @@ def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
     for action, title, kind in ACTIONS:
         if action == "fix" and not diagnostics and params.range.start == params.range.end:
             continue  # nothing selected and nothing to fix
-        if wanted and not any(str(kind).startswith(str(w)) for w in wanted):
+        if wanted and (kind is None or not any(str(kind).startswith(str(w)) for w in wanted)):
             continue
         arg: dict[str, Any] = {"uri": params.text_document.uri, "range": _range(params.range), "action": action}
         if action == "fix" and diagnostics:
@@ -57,7 +57,7 @@ def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
 
 
 def register(server: LanguageServer) -> None:
-    kinds = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor, types.CodeActionKind.Empty]
+    kinds = [types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=kinds))
     def on_code_action(ls: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:

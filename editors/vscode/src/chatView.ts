@@ -1,0 +1,124 @@
+/** The chat panel: a webview view that renders the transcript model. */
+import * as vscode from 'vscode';
+import type { Controller } from './controller';
+import type { FromWebview, ToWebview } from './webview/messages';
+
+export const VIEW_ID = 'coderLs.chat';
+
+export interface ChatActions {
+  submit(text: string): Promise<void>;
+  interrupt(): Promise<void>;
+  newSession(): Promise<void>;
+}
+
+export class ChatViewProvider implements vscode.WebviewViewProvider {
+  private view: vscode.WebviewView | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly controller: Controller,
+    private readonly actions: ChatActions,
+  ) {
+    controller.onDidChange(() => this.schedule());
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist, media] };
+    view.webview.html = this.html(view.webview);
+    view.webview.onDidReceiveMessage((msg: FromWebview) => void this.receive(msg));
+    view.onDidDispose(() => (this.view = undefined));
+    view.onDidChangeVisibility(() => view.visible && this.flush());
+  }
+
+  async reveal(): Promise<void> {
+    await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+    this.post({ type: 'focus' });
+  }
+
+  private async receive(msg: FromWebview): Promise<void> {
+    switch (msg.type) {
+      case 'ready':
+        this.flush();
+        if (!this.controller.catalog.length) await this.controller.refreshCatalog().catch(() => undefined);
+        this.post({ type: 'catalog', commands: this.controller.catalog });
+        break;
+      case 'submit':
+        await this.actions.submit(msg.text);
+        break;
+      case 'interrupt':
+        await this.actions.interrupt();
+        break;
+      case 'newSession':
+        await this.actions.newSession();
+        break;
+      case 'openFile':
+        await openUri(msg.uri);
+        break;
+    }
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => this.flush(), 30);
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.post({ type: 'snapshot', snapshot: this.controller.transcript.snapshot(), busy: this.controller.busy });
+    this.post({ type: 'catalog', commands: this.controller.catalog });
+  }
+
+  private post(msg: ToWebview): void {
+    void this.view?.webview.postMessage(msg);
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = Array.from({ length: 32 }, () => Math.floor(Math.random() * 36).toString(36)).join('');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'chat.css'));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource} https: data:`,
+      `script-src 'nonce-${nonce}'`,
+    ].join('; ');
+    return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link href="${style}" rel="stylesheet"><title>Coder</title></head>
+<body>
+<div id="todos" hidden></div>
+<div id="transcript" role="log" aria-live="polite"></div>
+<div id="composer">
+  <ul id="completions" role="listbox" hidden></ul>
+  <textarea id="input" rows="3" placeholder="Ask Coder — /command, !shell · Enter to send, Shift+Enter for a newline"></textarea>
+  <div id="bar"><span id="status"></span><span id="usage"></span>
+    <button id="new" title="New session">New</button>
+    <button id="stop" title="Stop (coder.interrupt)" disabled>Stop</button>
+    <button id="send" title="Send (Enter)">Send</button></div>
+</div>
+<script nonce="${nonce}" src="${script}"></script>
+</body></html>`;
+  }
+}
+
+/** Opens an edited file (a `file:` URI or a workspace-relative path) in an editor. */
+export async function openUri(target: string): Promise<void> {
+  let uri: vscode.Uri;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(target)) uri = vscode.Uri.parse(target);
+  else {
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    uri = root ? vscode.Uri.joinPath(root, target) : vscode.Uri.file(target);
+  }
+  try {
+    await vscode.window.showTextDocument(uri, { preview: false });
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Cannot open ${target}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}

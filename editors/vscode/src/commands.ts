@@ -1,0 +1,124 @@
+/** The extension's own commands (`coderLs.*`). The server's `coder.*` ids are
+ * registered by vscode-languageclient from `executeCommandProvider`. */
+import * as vscode from 'vscode';
+import type { ChatViewProvider } from './chatView';
+import type { Controller } from './controller';
+import type { CommandResult } from './protocol';
+import { commandItems, modelItems, presentResult, type PickItem, sessionItems } from './results';
+
+export class Commands {
+  constructor(
+    private readonly controller: Controller,
+    private readonly panel: ChatViewProvider,
+  ) {}
+
+  register(): vscode.Disposable[] {
+    const reg = (id: string, fn: () => Promise<unknown>): vscode.Disposable =>
+      vscode.commands.registerCommand(id, () => fn());
+    return [
+      reg('coderLs.ask', () => this.ask()),
+      reg('coderLs.runCommand', () => this.runCommand()),
+      reg('coderLs.shell', () => this.shell()),
+      reg('coderLs.interrupt', () => this.interrupt()),
+      reg('coderLs.newSession', () => this.send('coder.new', {})),
+      reg('coderLs.resume', () => this.resume()),
+      reg('coderLs.model', () => this.model()),
+      reg('coderLs.showPanel', () => this.panel.reveal()),
+    ];
+  }
+
+  /** Text typed in the panel (or the ask box): through `coder.input`. */
+  async submit(text: string, context?: Record<string, unknown>): Promise<void> {
+    const result = await this.controller.submit(text, context);
+    this.show(result);
+  }
+
+  async interrupt(): Promise<void> {
+    const result = await this.controller.interrupt();
+    if (result.mode === 'error') void vscode.window.showErrorMessage(presentMessage(result));
+  }
+
+  async send(command: string, arg: Record<string, unknown>, echo?: string): Promise<CommandResult> {
+    void this.panel.reveal();
+    const result = await this.controller.run(command, arg, { echo });
+    this.show(result);
+    return result;
+  }
+
+  /** Error → popup; the result also goes into the transcript (once). */
+  show(result: CommandResult, applyToTranscript = false): void {
+    if (applyToTranscript) {
+      this.controller.transcript.applyResult(result);
+      void this.panel.reveal();
+    }
+    const p = presentResult(result);
+    if (p.kind === 'error') void vscode.window.showErrorMessage(p.message);
+  }
+
+  private async ask(): Promise<void> {
+    const text = await vscode.window.showInputBox({ prompt: 'Ask Coder (/command, !shell or a request)', ignoreFocusOut: true });
+    if (!text?.trim()) return;
+    void this.panel.reveal();
+    await this.submit(text.trim(), selectionContext());
+  }
+
+  private async runCommand(): Promise<void> {
+    const catalog = this.controller.catalog.length ? this.controller.catalog : await this.controller.refreshCatalog();
+    const pick = await vscode.window.showQuickPick(commandItems(catalog), { placeHolder: 'Coder: run a slash command', matchOnDetail: true });
+    if (!pick) return;
+    const name = pick.value.name.replace(/^\//, '');
+    let args = '';
+    if (pick.value.argumentHint) {
+      const typed = await vscode.window.showInputBox({ prompt: `/${name} ${pick.value.argumentHint}`, placeHolder: pick.value.argumentHint });
+      if (typed === undefined) return;
+      args = typed.trim();
+    }
+    void this.panel.reveal();
+    await this.submit(args ? `/${name} ${args}` : `/${name}`);
+  }
+
+  private async shell(): Promise<void> {
+    const command = await vscode.window.showInputBox({ prompt: 'Run in the session shell', placeHolder: 'npm test' });
+    if (!command?.trim()) return;
+    await this.send('coder.shell', { command: command.trim() }, `!${command.trim()}`);
+  }
+
+  private async resume(): Promise<void> {
+    const list = await this.controller.run('coder.sessions', {}, { silent: true });
+    if (list.mode === 'error') return void vscode.window.showErrorMessage(presentMessage(list));
+    const id = await pickValue(sessionItems(list), 'Resume a session', 'No sessions yet');
+    if (id) await this.send('coder.resume', { args: id }, `/resume ${id}`);
+  }
+
+  private async model(): Promise<void> {
+    const info = await this.controller.run('coder.model', {}, { silent: true });
+    if (info.mode === 'error') return void vscode.window.showErrorMessage(presentMessage(info));
+    const name = await pickValue(modelItems(info), 'Switch the session model', 'The server listed no models');
+    if (name) await this.send('coder.model', { args: name }, `/model ${name}`);
+  }
+}
+
+function presentMessage(result: CommandResult): string {
+  const p = presentResult(result);
+  return p.kind === 'error' ? p.message : p.summary;
+}
+
+async function pickValue<T>(items: PickItem<T>[], placeHolder: string, empty: string): Promise<T | undefined> {
+  if (!items.length) {
+    void vscode.window.showInformationMessage(empty);
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(items, { placeHolder, matchOnDescription: true, matchOnDetail: true });
+  return pick?.value;
+}
+
+/** `{uri, range}` of the active editor's selection, for `coder.input` `context`. */
+export function selectionContext(): Record<string, unknown> | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.selection.isEmpty) return undefined;
+  const { start, end } = editor.selection;
+  return {
+    uri: editor.document.uri.toString(),
+    range: { start: { line: start.line, character: start.character }, end: { line: end.line, character: end.character } },
+  };
+}

@@ -1,0 +1,51 @@
+/** Entry point: the language client, the chat panel, the status bar, the commands. */
+import * as vscode from 'vscode';
+import { ChatViewProvider, VIEW_ID } from './chatView';
+import { ClientHost } from './client';
+import { Commands } from './commands';
+import { Controller } from './controller';
+import { isCommandResult } from './protocol';
+import { StatusBar } from './statusBar';
+
+let host: ClientHost | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('Coder (coder-ls)');
+  let controller: Controller | undefined;
+  let commands: Commands | undefined;
+  host = new ClientHost(
+    output,
+    (event) => controller?.handleEvent(event),
+    (result) => void (isCommandResult(result) && commands?.show(result, true)),
+  );
+  controller = new Controller(host);
+  const ctl = controller;
+
+  const panel = new ChatViewProvider(context.extensionUri, ctl, {
+    submit: (text) => commands!.submit(text),
+    interrupt: () => commands!.interrupt(),
+    newSession: async () => void (await commands!.send('coder.new', {}, '/new')),
+  });
+  commands = new Commands(ctl, panel);
+
+  context.subscriptions.push(
+    output,
+    host,
+    new StatusBar(ctl),
+    vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
+    ...commands.register(),
+  );
+
+  try {
+    await host.start();
+    void ctl.refreshCatalog().catch(() => undefined);
+    void ctl.refreshModel().catch(() => undefined);
+  } catch {
+    // ClientHost already told the user; commands retry the start.
+  }
+}
+
+export async function deactivate(): Promise<void> {
+  await host?.dispose();
+  host = undefined;
+}

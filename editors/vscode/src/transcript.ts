@@ -1,0 +1,365 @@
+/**
+ * The transcript MODEL: applies `coder/event` notifications and command results
+ * to a list of entries. Pure TypeScript (no `vscode`), so it is unit-testable and
+ * shared by the extension host; the webview only renders snapshots of it.
+ */
+import type { CoderEvent, CommandResult, KnownEvent, Status, TodoItem } from './protocol';
+
+interface Base {
+  id: number;
+  /** Bumped on every change, so a renderer can redraw only what changed. */
+  rev: number;
+  submissionId?: string;
+}
+
+export type Entry = Base &
+  (
+    | { kind: 'user'; text: string; pending: boolean }
+    | { kind: 'assistant'; text: string; done: boolean }
+    | { kind: 'reasoning'; text: string; done: boolean }
+    | {
+        kind: 'tool';
+        callId: string;
+        tool: string;
+        input: Record<string, unknown>;
+        output: string;
+        isError: boolean;
+        done: boolean;
+      }
+    | {
+        kind: 'shell';
+        command: string;
+        output: string;
+        exitCode: number | null;
+        done: boolean;
+        truncated: boolean;
+        timedOut: boolean;
+      }
+    | { kind: 'edit'; uri: string; applied: boolean; reason: string | null }
+    | { kind: 'approval'; callId: string; tool: string; summary: string; decision: string | null }
+    | { kind: 'reply'; text: string; status: Status }
+    | { kind: 'notice'; level: 'info' | 'error'; text: string }
+  );
+
+export type EntryKind = Entry['kind'];
+type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
+type NewEntry = Entry extends infer E ? (E extends Entry ? Omit<E, 'id' | 'rev'> : never) : never;
+
+export interface TranscriptState {
+  sessionId: string | null;
+  model: string | null;
+  provider: string | null;
+  preset: string | null;
+  todos: TodoItem[];
+  context: { usedTokens: number; limitTokens: number } | null;
+}
+
+export interface Snapshot {
+  entries: Entry[];
+  state: TranscriptState;
+}
+
+export class Transcript {
+  readonly entries: Entry[] = [];
+  readonly state: TranscriptState = {
+    sessionId: null,
+    model: null,
+    provider: null,
+    preset: null,
+    todos: [],
+    context: null,
+  };
+  /** Set by `commandsChanged`; the owner refetches the catalog and clears it. */
+  commandsStale = false;
+  private nextId = 1;
+  private readonly finished = new Set<string>();
+  private readonly listeners: Array<() => void> = [];
+
+  onDidChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  snapshot(): Snapshot {
+    return { entries: this.entries.map((e) => ({ ...e })), state: { ...this.state, todos: [...this.state.todos] } };
+  }
+
+  clear(): void {
+    this.entries.length = 0;
+    this.finished.clear();
+    this.changed();
+  }
+
+  /** A line typed by the user, shown before the server echoes it. */
+  addUserInput(text: string): void {
+    this.add({ kind: 'user', text, pending: true });
+    this.changed();
+  }
+
+  addNotice(text: string, level: 'info' | 'error' = 'info'): void {
+    this.add({ kind: 'notice', level, text });
+    this.changed();
+  }
+
+  /** Applies one `coder/event`. Returns false for unknown or malformed events. */
+  applyEvent(raw: CoderEvent): boolean {
+    if (typeof raw !== 'object' || raw === null || typeof raw.type !== 'string') return false;
+    const ev = raw as KnownEvent;
+    const sub = ev.submissionId || undefined;
+    switch (ev.type) {
+      case 'userMessage': {
+        const pending = this.entries.find(
+          (e): e is EntryOf<'user'> => e.kind === 'user' && e.pending && e.text.trim() === ev.text.trim(),
+        );
+        if (pending) this.touch(pending, { pending: false, submissionId: sub });
+        else this.add({ kind: 'user', text: ev.text, pending: false, submissionId: sub });
+        break;
+      }
+      case 'assistantDelta':
+      case 'reasoningDelta': {
+        const kind = ev.type === 'assistantDelta' ? 'assistant' : 'reasoning';
+        const last = this.entries[this.entries.length - 1];
+        if (last && last.kind === kind && !last.done && last.submissionId === sub) {
+          this.touch(last, { text: last.text + ev.text });
+        } else {
+          this.add({ kind, text: ev.text, done: false, submissionId: sub });
+        }
+        break;
+      }
+      case 'assistantMessage': {
+        const open = this.findLast('assistant', (e) => e.submissionId === sub && !e.done);
+        if (open) this.touch(open, { text: ev.text, done: true });
+        else if (!this.findLast('assistant', (e) => e.submissionId === sub && e.text === ev.text)) {
+          this.add({ kind: 'assistant', text: ev.text, done: true, submissionId: sub });
+        }
+        this.closeStreams(sub, 'reasoning');
+        break;
+      }
+      case 'toolCallBegin':
+        this.closeStreams(sub);
+        this.add({
+          kind: 'tool',
+          callId: ev.callId,
+          tool: ev.tool,
+          input: ev.input ?? {},
+          output: '',
+          isError: false,
+          done: false,
+          submissionId: sub,
+        });
+        break;
+      case 'toolCallEnd': {
+        const call = this.findLast('tool', (e) => e.callId === ev.callId);
+        if (call) this.touch(call, { output: ev.output, isError: !!ev.isError, done: true });
+        else
+          this.add({
+            kind: 'tool',
+            callId: ev.callId,
+            tool: '?',
+            input: {},
+            output: ev.output,
+            isError: !!ev.isError,
+            done: true,
+            submissionId: sub,
+          });
+        break;
+      }
+      case 'shellOutput': {
+        const tool = this.findLast('tool', (e) => e.submissionId === sub && !e.done);
+        if (tool) {
+          this.touch(tool, { output: tool.output + ev.chunk });
+          break;
+        }
+        const shell = this.openShell(sub);
+        this.touch(shell, { output: shell.output + ev.chunk });
+        break;
+      }
+      case 'shellFinished': {
+        if (this.findLast('tool', (e) => e.submissionId === sub && !e.done)) break;
+        const shell = this.openShell(sub, ev.command);
+        this.touch(shell, {
+          command: shell.command || ev.command,
+          exitCode: ev.exitCode,
+          truncated: !!ev.truncated,
+          timedOut: !!ev.timedOut,
+          done: true,
+        });
+        break;
+      }
+      case 'editApplied':
+        this.add({ kind: 'edit', uri: ev.uri, applied: ev.applied, reason: ev.reason ?? null, submissionId: sub });
+        break;
+      case 'approvalRequested':
+        this.add({ kind: 'approval', callId: ev.callId, tool: ev.tool, summary: ev.summary, decision: null, submissionId: sub });
+        break;
+      case 'approvalResolved': {
+        const a = this.findLast('approval', (e) => e.callId === ev.callId);
+        if (a) this.touch(a, { decision: ev.decision });
+        break;
+      }
+      case 'todoUpdated':
+        this.state.todos = Array.isArray(ev.todos) ? ev.todos.map((t) => ({ ...t })) : [];
+        break;
+      case 'contextUsage':
+        this.state.context = { usedTokens: ev.usedTokens, limitTokens: ev.limitTokens };
+        break;
+      case 'sessionChanged': {
+        const label = { new: 'New session', clear: 'Context cleared', resume: 'Resumed session' }[ev.reason] ?? 'Session changed';
+        this.state.sessionId = ev.sessionId || this.state.sessionId;
+        if (ev.reason !== 'clear') this.state.todos = [];
+        this.state.context = null;
+        this.add({ kind: 'notice', level: 'info', text: `${label} ${shortId(ev.sessionId)}`.trim(), submissionId: sub });
+        break;
+      }
+      case 'modelChanged':
+        this.state.model = ev.model;
+        this.state.provider = ev.provider;
+        this.add({ kind: 'notice', level: 'info', text: `Model: ${ev.model} (${ev.provider})`, submissionId: sub });
+        break;
+      case 'permissionsChanged':
+        this.state.preset = ev.preset;
+        this.add({ kind: 'notice', level: 'info', text: `Permissions: ${ev.preset}`, submissionId: sub });
+        break;
+      case 'commandsChanged':
+        this.commandsStale = true;
+        break;
+      case 'turnFinished':
+        this.closeStreams(sub);
+        for (const e of this.entries) {
+          if (e.kind === 'tool' && e.submissionId === sub && !e.done) this.touch(e, { done: true });
+        }
+        if (ev.status !== 'completed' && sub && !this.finished.has(sub)) {
+          this.add({ kind: 'notice', level: ev.status === 'failed' ? 'error' : 'info', text: `Turn ${ev.status}`, submissionId: sub });
+        }
+        if (sub) this.finished.add(sub);
+        break;
+      case 'error':
+        this.add({ kind: 'notice', level: 'error', text: ev.message, submissionId: sub });
+        break;
+      case 'notice':
+        this.add({ kind: 'notice', level: 'info', text: ev.message, submissionId: sub });
+        break;
+      default:
+        return false;
+    }
+    if (ev.sessionId && !this.state.sessionId) this.state.sessionId = ev.sessionId;
+    this.changed();
+    return true;
+  }
+
+  /**
+   * Applies the answer of a command: fills in what the events did not already show.
+   * Errors go in as error notices (the VS Code layer also pops them up).
+   */
+  applyResult(result: CommandResult): void {
+    const sub = result.submissionId || undefined;
+    if (result.sessionId) this.state.sessionId = result.sessionId;
+    this.bindPendingUser(sub);
+    const data = result.data as { kind?: string; current?: string; provider?: string; preset?: string } | null | undefined;
+    if (data?.kind === 'model' && data.current) {
+      this.state.model = data.current;
+      this.state.provider = data.provider ?? this.state.provider;
+    }
+    if (data?.kind === 'permissions' && data.preset) this.state.preset = data.preset;
+    switch (result.mode) {
+      case 'error': {
+        const text = result.error?.message || result.reply || 'Error';
+        const shown = this.entries.some((e) => e.kind === 'notice' && e.level === 'error' && e.submissionId === sub && e.text === text);
+        if (!shown) this.add({ kind: 'notice', level: 'error', text, submissionId: sub });
+        break;
+      }
+      case 'nl': {
+        this.closeStreams(sub);
+        const has = this.entries.some((e) => e.kind === 'assistant' && e.submissionId === sub);
+        if (!has && result.reply) this.add({ kind: 'assistant', text: result.reply, done: true, submissionId: sub });
+        break;
+      }
+      case 'raw': {
+        const shell = this.findLast('shell', (e) => e.submissionId === sub);
+        const output = result.rawOutput ?? result.reply ?? '';
+        if (shell) {
+          this.touch(shell, {
+            command: shell.command || (result.command ?? ''),
+            output: shell.output || output,
+            exitCode: result.exitCode ?? shell.exitCode,
+            done: true,
+          });
+        } else {
+          this.add({
+            kind: 'shell',
+            command: result.command ?? '',
+            output,
+            exitCode: result.exitCode ?? null,
+            done: true,
+            truncated: false,
+            timedOut: false,
+            submissionId: sub,
+          });
+        }
+        break;
+      }
+      case 'command':
+        if (result.reply) this.add({ kind: 'reply', text: result.reply, status: result.status, submissionId: sub });
+        break;
+    }
+    if (result.status === 'cancelled' && !(sub && this.finished.has(sub))) {
+      this.add({ kind: 'notice', level: 'info', text: 'Cancelled', submissionId: sub });
+    }
+    if (sub) this.finished.add(sub);
+    this.changed();
+  }
+
+  private bindPendingUser(sub: string | undefined): void {
+    const pending = this.entries.find((e): e is EntryOf<'user'> => e.kind === 'user' && e.pending);
+    if (pending) this.touch(pending, { pending: false, submissionId: sub });
+  }
+
+  private openShell(sub: string | undefined, command = ''): EntryOf<'shell'> {
+    const open = this.findLast('shell', (e) => e.submissionId === sub && !e.done);
+    if (open) return open;
+    return this.add({
+      kind: 'shell',
+      command,
+      output: '',
+      exitCode: null,
+      done: false,
+      truncated: false,
+      timedOut: false,
+      submissionId: sub,
+    }) as EntryOf<'shell'>;
+  }
+
+  private closeStreams(sub: string | undefined, only?: 'assistant' | 'reasoning'): void {
+    for (const e of this.entries) {
+      if ((e.kind === 'assistant' || e.kind === 'reasoning') && !e.done && e.submissionId === sub) {
+        if (!only || e.kind === only) this.touch(e, { done: true });
+      }
+    }
+  }
+
+  private findLast<K extends EntryKind>(kind: K, pred: (e: EntryOf<K>) => boolean): EntryOf<K> | undefined {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const e = this.entries[i];
+      if (e.kind === kind && pred(e as EntryOf<K>)) return e as EntryOf<K>;
+    }
+    return undefined;
+  }
+
+  private add(entry: NewEntry): Entry {
+    const full = { ...entry, id: this.nextId++, rev: 1 } as Entry;
+    this.entries.push(full);
+    return full;
+  }
+
+  private touch<E extends Entry>(entry: E, patch: Partial<E>): void {
+    Object.assign(entry, patch);
+    entry.rev++;
+  }
+
+  private changed(): void {
+    for (const l of this.listeners) l();
+  }
+}
+
+export function shortId(id: string | null | undefined): string {
+  return id ? id.slice(0, 8) : '';
+}

@@ -1,0 +1,151 @@
+/** The chat webview (browser side): renders snapshots, sends what the user types. */
+import type { CommandInfo } from '../protocol';
+import { type SlashMatch, slashMatches } from '../slash';
+import type { Snapshot } from '../transcript';
+import type { FromWebview, ToWebview } from './messages';
+import { renderEntry, renderTodos, renderUsage } from './render';
+
+declare function acquireVsCodeApi(): { postMessage(msg: FromWebview): void };
+
+const vscode = acquireVsCodeApi();
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const transcriptEl = $<HTMLDivElement>('transcript');
+const todosEl = $<HTMLDivElement>('todos');
+const input = $<HTMLTextAreaElement>('input');
+const completionsEl = $<HTMLUListElement>('completions');
+const stopBtn = $<HTMLButtonElement>('stop');
+const statusEl = $<HTMLSpanElement>('status');
+const usageEl = $<HTMLSpanElement>('usage');
+
+const rendered = new Map<number, { rev: number; el: Element }>();
+let catalog: CommandInfo[] = [];
+let matches: SlashMatch[] = [];
+let selected = 0;
+
+function fromHtml(html: string): Element {
+  const t = document.createElement('template');
+  t.innerHTML = html;
+  return t.content.firstElementChild ?? document.createElement('div');
+}
+
+function applySnapshot(snapshot: Snapshot, busy: boolean): void {
+  const nearBottom = transcriptEl.scrollHeight - transcriptEl.scrollTop - transcriptEl.clientHeight < 40;
+  const ids = new Set(snapshot.entries.map((e) => e.id));
+  for (const [id, r] of rendered) {
+    if (!ids.has(id)) {
+      r.el.remove();
+      rendered.delete(id);
+    }
+  }
+  let prev: Element | null = null;
+  for (const entry of snapshot.entries) {
+    const known = rendered.get(entry.id);
+    let el = known?.el;
+    if (!known || known.rev !== entry.rev) {
+      const fresh = fromHtml(renderEntry(entry));
+      if (known?.el instanceof HTMLDetailsElement && fresh instanceof HTMLDetailsElement) fresh.open = known.el.open;
+      if (known) known.el.replaceWith(fresh);
+      el = fresh;
+      rendered.set(entry.id, { rev: entry.rev, el: fresh });
+    }
+    if (el && (!el.isConnected || el.previousElementSibling !== prev)) {
+      if (prev) prev.after(el);
+      else transcriptEl.prepend(el);
+    }
+    prev = el ?? prev;
+  }
+  const todos = renderTodos(snapshot.state.todos);
+  todosEl.hidden = !todos;
+  todosEl.innerHTML = todos;
+  usageEl.textContent = renderUsage(snapshot.state.context);
+  stopBtn.disabled = !busy;
+  statusEl.textContent = busy ? 'running…' : '';
+  if (nearBottom) transcriptEl.scrollTop = transcriptEl.scrollHeight;
+}
+
+function updateCompletions(): void {
+  matches = slashMatches(input.value, catalog, 12);
+  selected = Math.min(selected, Math.max(0, matches.length - 1));
+  completionsEl.hidden = matches.length === 0;
+  completionsEl.replaceChildren(
+    ...matches.map((m, i) => {
+      const li = document.createElement('li');
+      li.className = i === selected ? 'selected' : '';
+      li.setAttribute('role', 'option');
+      const name = document.createElement('b');
+      name.textContent = `/${m.command.name}`;
+      const hint = document.createElement('span');
+      hint.className = 'hint';
+      hint.textContent = ` ${m.command.argumentHint} — ${m.command.description}`;
+      li.append(name, hint);
+      li.addEventListener('mousedown', (ev) => {
+        ev.preventDefault();
+        accept(i);
+      });
+      return li;
+    }),
+  );
+}
+
+function accept(i: number): void {
+  const m = matches[i];
+  if (!m) return;
+  input.value = m.insertText;
+  matches = [];
+  completionsEl.hidden = true;
+  input.focus();
+}
+
+function send(): void {
+  const text = input.value.trim();
+  if (!text) return;
+  vscode.postMessage({ type: 'submit', text });
+  input.value = '';
+  updateCompletions();
+}
+
+input.addEventListener('input', () => {
+  selected = 0;
+  updateCompletions();
+});
+input.addEventListener('keydown', (ev) => {
+  const open = !completionsEl.hidden && matches.length > 0;
+  if (open && (ev.key === 'ArrowDown' || ev.key === 'ArrowUp')) {
+    ev.preventDefault();
+    selected = (selected + (ev.key === 'ArrowDown' ? 1 : matches.length - 1)) % matches.length;
+    updateCompletions();
+  } else if (open && ev.key === 'Enter' && !ev.shiftKey && input.value.trim() === `/${matches[selected]?.command.name}`) {
+    ev.preventDefault();
+    send();
+  } else if (open && (ev.key === 'Tab' || (ev.key === 'Enter' && !ev.shiftKey))) {
+    ev.preventDefault();
+    accept(selected);
+  } else if (open && ev.key === 'Escape') {
+    completionsEl.hidden = true;
+    matches = [];
+  } else if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    send();
+  }
+});
+$('send').addEventListener('click', send);
+stopBtn.addEventListener('click', () => vscode.postMessage({ type: 'interrupt' }));
+$('new').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
+transcriptEl.addEventListener('click', (ev) => {
+  const a = (ev.target as HTMLElement).closest('[data-open]');
+  if (a) {
+    ev.preventDefault();
+    vscode.postMessage({ type: 'openFile', uri: a.getAttribute('data-open') ?? '' });
+  }
+});
+
+window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
+  const msg = ev.data;
+  if (msg.type === 'snapshot') applySnapshot(msg.snapshot, msg.busy);
+  else if (msg.type === 'catalog') {
+    catalog = msg.commands;
+    updateCompletions();
+  } else if (msg.type === 'focus') input.focus();
+});
+
+vscode.postMessage({ type: 'ready' });

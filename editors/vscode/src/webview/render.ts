@@ -1,0 +1,85 @@
+/** Transcript entry → HTML string. Pure (no DOM), so it is unit-testable. */
+import { escapeHtml, renderMarkdown } from '../markdown';
+import type { TodoItem } from '../protocol';
+import type { Entry } from '../transcript';
+
+export function toolSummary(input: Record<string, unknown>): string {
+  for (const key of ['command', 'path', 'filePath', 'file_path', 'pattern', 'query']) {
+    const v = input[key];
+    if (typeof v === 'string' && v) return v.length > 120 ? `${v.slice(0, 119)}…` : v;
+  }
+  const json = JSON.stringify(input);
+  return json === '{}' ? '' : json.length > 120 ? `${json.slice(0, 119)}…` : json;
+}
+
+/** A short label for an edited file URI: its path, decoded, without `file://`. */
+export function uriLabel(uri: string): string {
+  const m = /^file:\/\/[^/]*(\/.*)$/.exec(uri);
+  const path = m ? m[1] : uri;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+export function renderEntry(e: Entry): string {
+  switch (e.kind) {
+    case 'user':
+      return `<div class="entry user${e.pending ? ' pending' : ''}"><pre>${escapeHtml(e.text)}</pre></div>`;
+    case 'assistant':
+      return `<div class="entry assistant md">${renderMarkdown(e.text)}${e.done ? '' : '<span class="cursor"></span>'}</div>`;
+    case 'reasoning':
+      return `<details class="entry reasoning"><summary>Thinking${e.done ? '' : '…'}</summary><div class="md">${renderMarkdown(e.text)}</div></details>`;
+    case 'tool': {
+      const state = !e.done ? '<span class="spin">running</span>' : e.isError ? '<span class="bad">error</span>' : '';
+      const summary = toolSummary(e.input);
+      return (
+        `<details class="entry tool${e.isError ? ' error' : ''}"><summary><b>${escapeHtml(e.tool)}</b> ` +
+        `<code>${escapeHtml(summary)}</code> ${state}</summary>` +
+        `<pre class="input">${escapeHtml(JSON.stringify(e.input, null, 2))}</pre>` +
+        (e.output ? `<pre class="output">${escapeHtml(e.output)}</pre>` : '') +
+        `</details>`
+      );
+    }
+    case 'shell': {
+      const flags = [e.truncated ? 'output truncated' : '', e.timedOut ? 'timed out' : ''].filter(Boolean).join(', ');
+      const exit = e.done
+        ? `<div class="exit${e.exitCode ? ' bad' : ''}">exit ${e.exitCode ?? '?'}${flags ? ` · ${flags}` : ''}</div>`
+        : '<div class="exit spin">running</div>';
+      return (
+        `<div class="entry shell"><div class="cmd">$ ${escapeHtml(e.command)}</div>` +
+        `<pre>${escapeHtml(e.output)}</pre>${exit}</div>`
+      );
+    }
+    case 'edit': {
+      const link = `<a href="#" data-open="${escapeHtml(e.uri)}">${escapeHtml(uriLabel(e.uri))}</a>`;
+      const status = e.applied ? 'edited' : `edit rejected${e.reason ? `: ${escapeHtml(e.reason)}` : ''}`;
+      return `<div class="entry edit${e.applied ? '' : ' bad'}">${status} ${link}</div>`;
+    }
+    case 'approval':
+      return (
+        `<div class="entry approval">approval · <b>${escapeHtml(e.tool)}</b> ${escapeHtml(e.summary)}` +
+        `${e.decision ? ` → <i>${escapeHtml(e.decision)}</i>` : ' (waiting…)'}</div>`
+      );
+    case 'reply':
+      return `<div class="entry reply md">${renderMarkdown(e.text)}</div>`;
+    case 'notice':
+      return `<div class="entry notice ${e.level}">${escapeHtml(e.text)}</div>`;
+  }
+}
+
+export function renderTodos(todos: readonly TodoItem[]): string {
+  if (!todos.length) return '';
+  const mark = { pending: '○', in_progress: '◐', completed: '●' } as const;
+  const items = todos
+    .map((t) => `<li class="${t.status}">${mark[t.status] ?? '○'} ${escapeHtml(t.content)}</li>`)
+    .join('');
+  return `<details open><summary>Todos (${todos.filter((t) => t.status === 'completed').length}/${todos.length})</summary><ul>${items}</ul></details>`;
+}
+
+export function renderUsage(context: { usedTokens: number; limitTokens: number } | null): string {
+  if (!context || !context.limitTokens) return '';
+  const pct = Math.round((100 * context.usedTokens) / context.limitTokens);
+  return `context ${pct}% (${Math.round(context.usedTokens / 1000)}k/${Math.round(context.limitTokens / 1000)}k)`;
+}

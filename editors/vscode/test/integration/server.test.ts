@@ -1,0 +1,345 @@
+/**
+ * Integration: the REAL coder-ls over stdio, driven through the same JSON-RPC
+ * stack as vscode-languageclient (vscode-languageserver-protocol / vscode-jsonrpc),
+ * with the extension's Controller + Transcript model on top.
+ *
+ * Server command: $CODER_LS_CMD (e.g. "python -m coder_ls"), else `coder-ls` on PATH.
+ * Skipped only when that executable cannot be found at all (unless CODER_LS_REQUIRED=1).
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import {
+  createMessageConnection,
+  ExecuteCommandRequest,
+  InitializeRequest,
+  type InitializeResult,
+  type MessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from 'vscode-languageserver-protocol/node';
+import { buildServerConfig } from '../../src/config';
+import { Controller } from '../../src/controller';
+import type { CoderEvent, CommandResult } from '../../src/protocol';
+import { slashMatches } from '../../src/slash';
+
+const [cmd, ...cmdArgs] = (process.env.CODER_LS_CMD ?? 'coder-ls').trim().split(/\s+/);
+
+function findExecutable(name: string): string | null {
+  const candidates = isAbsolute(name) || name.includes('/') ? [name] : (process.env.PATH ?? '').split(delimiter).map((d) => join(d, name));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return c;
+    } catch {
+      /* next */
+    }
+  }
+  return null;
+}
+
+/** Set CODER_LS_REQUIRED=1 in CI to fail (not skip) when the server is missing. */
+const skip =
+  findExecutable(cmd) || process.env.CODER_LS_REQUIRED === '1' ? false : `server command "${cmd}" not found (set CODER_LS_CMD)`;
+
+/** What a user might have in settings.json; mapped exactly like the extension does. */
+const USER_SETTINGS: Record<string, unknown> = {
+  permissions: 'auto-edit',
+  'shell.timeoutSeconds': 60,
+  'workflow.autoVerifyAfterEdit': false,
+};
+
+function fakeSettings(values: Record<string, unknown>): Parameters<typeof buildServerConfig>[0] {
+  return { inspect: <T>(key: string) => ({ globalValue: values[key] as T | undefined }) };
+}
+
+const SCRIPT = {
+  turns: [
+    {
+      thinking: 'Plan it.',
+      text: 'I will make a todo and write the file.',
+      toolCalls: [
+        { name: 'todoWrite', input: { todos: [{ content: 'write hello.txt', status: 'in_progress' }] } },
+        { name: 'write', input: { path: 'hello.txt', content: 'hi\n' } },
+      ],
+    },
+    { text: 'Done: **hello.txt** written.' },
+  ],
+};
+
+interface Progress {
+  token: string | number;
+  value: { kind: string; cancellable?: boolean; message?: string; title?: string };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** `promise`, or `fallback()` after `ms` (the timer never keeps the process alive). */
+async function within<T, F>(promise: Promise<T>, ms: number, fallback: () => F): Promise<T | F> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<F>((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(fallback());
+      } catch (err) {
+        reject(err);
+      }
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function waitFor(pred: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+describe('coder-ls over stdio', { skip, timeout: 120_000 }, () => {
+  let dir = '';
+  let proc: ChildProcess;
+  let conn: MessageConnection;
+  let init: InitializeResult;
+  let stderr = '';
+  const events: CoderEvent[] = [];
+  const progressCreated: Array<string | number> = [];
+  const progress: Progress[] = [];
+  let controller: Controller;
+
+  const exec = (command: string, arg: Record<string, unknown> = {}): Promise<CommandResult> =>
+    controller.run(command, arg);
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'coder-ls-vscode-'));
+    const ws = join(dir, 'ws');
+    mkdirSync(ws);
+    mkdirSync(join(dir, 'home'));
+    writeFileSync(join(ws, 'README.md'), '# test workspace\n');
+    const git = (...args: string[]): void => void execFileSync('git', args, { cwd: ws, stdio: 'ignore' });
+    git('init', '-q');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'add', '.');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'init');
+    // An offline agent turn: the server's `scripted` provider replays these turns.
+    mkdirSync(join(ws, '.coder'));
+    writeFileSync(join(ws, '.coder', 'config.json'), JSON.stringify({ provider: 'scripted', scriptedFile: 'script.json' }));
+    writeFileSync(join(ws, 'script.json'), JSON.stringify(SCRIPT));
+
+    proc = spawn(cmd, cmdArgs, {
+      cwd: ws,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'home', '.config') },
+    });
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const spawnError = new Promise<never>((_, reject) => proc.on('error', (err) => reject(new Error(`cannot start ${cmd}: ${err.message}`))));
+    proc.on('exit', (code) => {
+      if (code) stderr += `\n[server exited with ${code}]`;
+    });
+    conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+    conn.onRequest('window/workDoneProgress/create', (p: { token: string | number }) => {
+      progressCreated.push(p.token);
+      return null;
+    });
+    conn.onNotification('$/progress', (p: Progress) => void progress.push(p));
+    conn.onNotification('coder/event', (e: CoderEvent) => {
+      events.push(e);
+      controller.handleEvent(e);
+    });
+    conn.onRequest('window/showMessageRequest', () => null);
+    conn.onRequest('workspace/configuration', (p: { items: unknown[] }) => p.items.map(() => null));
+    conn.onRequest('client/registerCapability', () => null);
+    conn.onRequest('workspace/applyEdit', () => ({ applied: false, failureReason: 'test client' }));
+    conn.onNotification('window/logMessage', () => undefined);
+    conn.onNotification('window/showMessage', () => undefined);
+    conn.listen();
+
+    controller = new Controller({
+      executeCommand: (command, arg) => conn.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }),
+    });
+
+    const rootUri = pathToFileURL(ws).href;
+    try {
+      init = await within(
+        Promise.race([spawnError, conn.sendRequest(InitializeRequest.type, {
+          processId: process.pid,
+          rootUri,
+          workspaceFolders: [{ uri: rootUri, name: 'ws' }],
+          capabilities: {
+            window: { workDoneProgress: true, showMessage: {} },
+            workspace: { configuration: true, workspaceFolders: true, applyEdit: false },
+          },
+          initializationOptions: buildServerConfig(fakeSettings(USER_SETTINGS)),
+        })]),
+        20_000,
+        () => {
+          throw new Error('no initialize response in 20s');
+        },
+      );
+    } catch (err) {
+      throw new Error(`initialize failed: ${String(err)}\n--- server stderr ---\n${stderr.slice(-4000)}`);
+    }
+    await conn.sendNotification('initialized', {});
+  });
+
+  after(async () => {
+    try {
+      await within(conn.sendRequest('shutdown'), 3000, () => null);
+      await conn.sendNotification('exit');
+    } catch {
+      /* already gone */
+    }
+    await sleep(200);
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+    conn?.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('initialize advertises the contract commands', () => {
+    const ids = init.capabilities.executeCommandProvider?.commands ?? [];
+    for (const id of ['coder.input', 'coder.shell', 'coder.interrupt', 'coder.listCommands', 'coder.help']) {
+      assert.ok(ids.includes(id), `executeCommandProvider lacks ${id}: ${ids.join(', ')}`);
+    }
+  });
+
+  test('coder.shell echo hello → raw result, shellOutput events in the transcript, progress', async () => {
+    const before = events.length;
+    const created = progressCreated.length;
+    const r = await exec('coder.shell', { command: 'echo hello' });
+    assert.equal(r.mode, 'raw', JSON.stringify(r));
+    assert.equal(r.status, 'completed');
+    assert.match(r.rawOutput ?? '', /hello/);
+    assert.equal(r.exitCode, 0);
+    assert.ok(r.sessionId && r.submissionId);
+    await sleep(150);
+    const mine = events.slice(before).filter((e) => e.submissionId === r.submissionId);
+    const chunks = mine.filter((e) => e.type === 'shellOutput').map((e) => (e as { chunk: string }).chunk);
+    assert.match(chunks.join(''), /hello/, `shellOutput events: ${JSON.stringify(mine)}`);
+    const shell = controller.transcript.entries.find((e) => e.kind === 'shell' && e.submissionId === r.submissionId);
+    assert.ok(shell && shell.kind === 'shell' && /hello/.test(shell.output) && shell.done);
+    assert.equal(controller.sessionId, r.sessionId);
+
+    assert.ok(progressCreated.length > created, 'server created a work-done progress token');
+    const token = progressCreated[progressCreated.length - 1];
+    const kinds = progress.filter((p) => p.token === token).map((p) => p.value);
+    assert.equal(kinds[0]?.kind, 'begin');
+    assert.equal(kinds[0]?.cancellable, true);
+    assert.equal(kinds[kinds.length - 1]?.kind, 'end');
+  });
+
+  test('coder.listCommands → catalog for slash completion', async () => {
+    const catalog = await controller.refreshCatalog();
+    const names = catalog.map((c) => c.name.replace(/^\//, ''));
+    assert.ok(names.includes('help'), `catalog: ${names.join(', ')}`);
+    for (const c of catalog) {
+      assert.equal(typeof c.description, 'string');
+      assert.ok(['local', 'prompt', 'agent'].includes(c.kind), c.kind);
+      assert.ok(['builtin', 'workspace', 'user', 'skill'].includes(c.source), c.source);
+    }
+    assert.ok(slashMatches('/he', catalog).some((m) => m.command.name.replace(/^\//, '') === 'help'));
+  });
+
+  test('slash commands → mode "command", reply in the transcript', async () => {
+    const viaInput = await exec('coder.input', { text: '/help' });
+    assert.equal(viaInput.mode, 'command', JSON.stringify(viaInput));
+    assert.equal(viaInput.status, 'completed');
+    assert.ok(viaInput.reply.length > 0);
+    const viaId = await exec('coder.help', {});
+    assert.equal(viaId.mode, 'command');
+    assert.ok(controller.transcript.entries.some((e) => e.kind === 'reply' && e.submissionId === viaId.submissionId));
+  });
+
+  test('an unknown slash command → mode "error" naming the closest command', async () => {
+    const r = await exec('coder.input', { text: '/hlep' });
+    assert.equal(r.mode, 'error', JSON.stringify(r));
+    assert.equal(r.status, 'failed');
+    assert.match(r.error?.message ?? '', /help/);
+  });
+
+  test('events carry ids and a seq that rises by one per session', () => {
+    assert.ok(events.length > 0);
+    const bySession = new Map<string, number[]>();
+    for (const e of events) {
+      assert.equal(typeof e.type, 'string');
+      assert.ok(e.sessionId, `event without sessionId: ${JSON.stringify(e)}`);
+      bySession.set(e.sessionId, [...(bySession.get(e.sessionId) ?? []), e.seq]);
+    }
+    for (const [sid, seqs] of bySession) {
+      for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1, `session ${sid} seqs ${seqs.join(',')}`);
+    }
+  });
+
+  test('an agent turn (scripted provider) streams into the transcript model', async () => {
+    const r = await controller.submit('write hello');
+    assert.equal(r.mode, 'nl', JSON.stringify(r));
+    assert.equal(r.status, 'completed');
+    assert.equal(r.reply, 'Done: **hello.txt** written.');
+    const mine = controller.transcript.entries.filter((e) => e.submissionId === r.submissionId);
+    assert.deepEqual(
+      mine.map((e) => e.kind),
+      ['user', 'reasoning', 'assistant', 'tool', 'tool', 'edit', 'assistant'],
+      JSON.stringify(mine),
+    );
+    const [first, last] = mine.filter((e) => e.kind === 'assistant') as Array<{ text: string; done: boolean }>;
+    assert.equal(first.text, 'I will make a todo and write the file.', 'deltas merged into one entry');
+    assert.equal(last.text, 'Done: **hello.txt** written.');
+    assert.ok(first.done && last.done);
+    const tools = mine.filter((e) => e.kind === 'tool') as Array<{ tool: string; done: boolean; isError: boolean; output: string }>;
+    assert.deepEqual(tools.map((t) => [t.tool, t.done, t.isError]), [['todoWrite', true, false], ['write', true, false]]);
+    const edit = mine.find((e) => e.kind === 'edit');
+    assert.ok(edit && edit.kind === 'edit' && edit.applied && edit.uri.endsWith('/hello.txt'));
+    assert.deepEqual(controller.transcript.state.todos.map((t) => [t.content, t.status]), [['write hello.txt', 'in_progress']]);
+    assert.ok((controller.transcript.state.context?.usedTokens ?? 0) > 0, 'contextUsage reached the model');
+  });
+
+  test('configuration: initializationOptions applied, didChangeConfiguration {settings: {coder}} too', async () => {
+    const before = await exec('coder.permissions', {});
+    assert.equal((before.data as { preset?: string } | null)?.preset, 'auto-edit', JSON.stringify(before.data));
+    await conn.sendNotification('workspace/didChangeConfiguration', { settings: { coder: buildServerConfig(fakeSettings({ permissions: 'strict' })) } });
+    await sleep(200);
+    const afterChange = await exec('coder.permissions', {});
+    assert.equal((afterChange.data as { preset?: string } | null)?.preset, 'strict');
+  });
+
+  test('coder.interrupt cancels a running sleep 30 quickly', async () => {
+    const created = progressCreated.length;
+    const started = Date.now();
+    let settled: CommandResult | undefined;
+    const sleeping = exec('coder.shell', { command: 'sleep 30' }).then((r) => (settled = r));
+    await waitFor(() => progressCreated.length > created || !!settled, 5000, 'the sleep to start').catch(() => undefined);
+    await sleep(500);
+    assert.equal(settled, undefined, `sleep answered before the interrupt: ${JSON.stringify(settled)}`);
+    const interrupted = await controller.interrupt();
+    assert.notEqual(interrupted.mode, 'error', JSON.stringify(interrupted));
+    const r = await within(sleeping, 8000, () => null);
+    assert.ok(r, 'the sleep request did not answer within 8s of coder.interrupt');
+    assert.equal(r.status, 'cancelled', JSON.stringify(r));
+    assert.ok(Date.now() - started < 15_000);
+    assert.ok(controller.transcript.entries.some((e) => e.kind === 'notice' && /cancel/i.test(e.text)));
+    assert.equal(controller.busy, false);
+    const after = await exec('coder.shell', { command: 'echo still-alive' });
+    assert.match(after.rawOutput ?? '', /still-alive/, 'the session shell works after an interrupt');
+  });
+
+  test('the progress Cancel button (window/workDoneProgress/cancel) cancels too', async () => {
+    const created = progressCreated.length;
+    const sleeping = exec('coder.shell', { command: 'sleep 30' });
+    await waitFor(() => progressCreated.length > created, 5000, 'a progress token for the sleep');
+    const token = progressCreated[progressCreated.length - 1];
+    await waitFor(() => progress.some((p) => p.token === token && p.value.kind === 'begin'), 5000, 'progress begin');
+    await sleep(300);
+    await conn.sendNotification('window/workDoneProgress/cancel', { token });
+    const r = await within(sleeping, 8000, () => null);
+    assert.ok(r, 'the sleep request did not answer within 8s of the progress cancel');
+    assert.equal(r.status, 'cancelled', JSON.stringify(r));
+    await waitFor(() => progress.some((p) => p.token === token && p.value.kind === 'end'), 3000, 'progress end');
+  });
+});

@@ -1,0 +1,45 @@
+import { calls, registeredCommands, reset } from '../helpers/vscodeMock';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { ChatViewProvider } from '../../src/chatView';
+import { Commands } from '../../src/commands';
+import { PRESETS, SERVER_KEYS } from '../../src/config';
+import { Controller } from '../../src/controller';
+import { FakeTransport } from '../helpers/fakeTransport';
+
+interface Manifest {
+  main: string;
+  contributes: {
+    commands: Array<{ command: string }>;
+    configuration: { properties: Record<string, { enum?: string[] }> };
+    views: Record<string, Array<{ id: string; type?: string }>>;
+    viewsContainers: { activitybar: Array<{ id: string }> };
+  };
+}
+const root = join(__dirname, '..', '..', '..');
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
+
+test('every contributed command is registered, and none uses the server\'s coder.* ids', () => {
+  reset();
+  new Commands(new Controller(new FakeTransport()), {} as ChatViewProvider).register();
+  const registered = [...registeredCommands];
+  const contributed = manifest.contributes.commands.map((c) => c.command);
+  assert.deepEqual([...registered].sort(), [...contributed].sort());
+  assert.ok(contributed.every((id) => id.startsWith('coderLs.')));
+  assert.equal(calls.length, 0);
+});
+
+test('every forwarded server key is a contributed setting; permissions enum matches', () => {
+  const props = manifest.contributes.configuration.properties;
+  for (const key of SERVER_KEYS) assert.ok(props[`coder.${key}`], `missing setting coder.${key}`);
+  assert.ok(props['coder.server.path'] && props['coder.server.args']);
+  assert.deepEqual(props['coder.permissions'].enum, [...PRESETS]);
+});
+
+test('the chat view is a webview in its own activity-bar container', () => {
+  const container = manifest.contributes.viewsContainers.activitybar[0].id;
+  assert.deepEqual(manifest.contributes.views[container], [{ type: 'webview', id: 'coderLs.chat', name: 'Chat' }]);
+  assert.equal(manifest.main, './dist/extension.js');
+});

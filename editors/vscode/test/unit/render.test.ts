@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { escapeHtml, renderMarkdown } from '../../src/markdown';
+import type { Entry } from '../../src/transcript';
+import { renderEntry, renderTodos, renderUsage, uriLabel } from '../../src/webview/render';
+
+test('markdown escapes HTML everywhere', () => {
+  const html = renderMarkdown('<script>alert(1)</script> **<b>x</b>**\n\n```html\n<img onerror=x>\n```');
+  assert.ok(!html.includes('<script>'));
+  assert.ok(!html.includes('<img'));
+  assert.ok(html.includes('&lt;script&gt;'));
+  assert.ok(html.includes('<strong>&lt;b&gt;x&lt;/b&gt;</strong>'));
+  assert.equal(escapeHtml(`"'&`), '&quot;&#39;&amp;');
+});
+
+test('markdown basics: headings, lists, code, links; unsafe links stay text', () => {
+  const html = renderMarkdown('# Title\n- a\n- `b<c`\n1. one\n\nSee [docs](https://x.dev/a?b=1&c=2) and [bad](javascript:alert(1)) *em*');
+  assert.match(html, /<h1>Title<\/h1>/);
+  assert.match(html, /<ul><li>a<\/li><li><code>b&lt;c<\/code><\/li><\/ul>/);
+  assert.match(html, /<ol><li>one<\/li><\/ol>/);
+  assert.match(html, /<a href="https:\/\/x.dev\/a\?b=1&amp;c=2">docs<\/a>/);
+  assert.ok(!html.includes('href="javascript'));
+  assert.match(html, /<em>em<\/em>/);
+});
+
+test('entries render: tool calls collapsible, edit links carry the uri, shell output escaped', () => {
+  const base = { id: 1, rev: 1 };
+  const tool = renderEntry({ ...base, kind: 'tool', callId: 'c', tool: 'bash', input: { command: 'ls <x>' }, output: 'out', isError: false, done: true } as Entry);
+  assert.match(tool, /^<details class="entry tool">/);
+  assert.match(tool, /ls &lt;x&gt;/);
+  const edit = renderEntry({ ...base, kind: 'edit', uri: 'file:///w/my%20file.py', applied: true, reason: null } as Entry);
+  assert.match(edit, /data-open="file:\/\/\/w\/my%20file.py"/);
+  assert.match(edit, />\/w\/my file.py</);
+  const shell = renderEntry({ ...base, kind: 'shell', command: 'echo', output: '<hi>', exitCode: 1, done: true, truncated: true, timedOut: false } as Entry);
+  assert.match(shell, /&lt;hi&gt;/);
+  assert.match(shell, /exit 1 · output truncated/);
+  assert.equal(uriLabel('untitled:Untitled-1'), 'untitled:Untitled-1');
+});
+
+test('todos and usage', () => {
+  assert.equal(renderTodos([]), '');
+  assert.match(renderTodos([{ content: 'a', status: 'completed' }, { content: '<b>', status: 'pending' }]), /Todos \(1\/2\).*&lt;b&gt;/);
+  assert.equal(renderUsage({ usedTokens: 50000, limitTokens: 200000 }), 'context 25% (50k/200k)');
+  assert.equal(renderUsage(null), '');
+});

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { CoderEvent } from '../../src/protocol';
+import { type Entry, Transcript } from '../../src/transcript';
+import { result } from '../helpers/fakeTransport';
+
+let seq = 0;
+function ev(type: string, payload: Record<string, unknown> = {}, submissionId = 'sub1'): CoderEvent {
+  return { sessionId: 's1', submissionId, seq: ++seq, type, ...payload } as CoderEvent;
+}
+const kinds = (t: Transcript): string[] => t.entries.map((e) => e.kind);
+const only = <K extends Entry['kind']>(t: Transcript, kind: K): Extract<Entry, { kind: K }>[] =>
+  t.entries.filter((e): e is Extract<Entry, { kind: K }> => e.kind === kind);
+
+test('assistant deltas merge into one entry; assistantMessage finalizes it', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('userMessage', { text: 'hi' }));
+  t.applyEvent(ev('assistantDelta', { text: 'Hel' }));
+  t.applyEvent(ev('assistantDelta', { text: 'lo **wor' }));
+  assert.equal(only(t, 'assistant')[0].done, false);
+  t.applyEvent(ev('assistantDelta', { text: 'ld**' }));
+  t.applyEvent(ev('assistantMessage', { text: 'Hello **world**' }));
+  assert.deepEqual(kinds(t), ['user', 'assistant']);
+  const a = only(t, 'assistant')[0];
+  assert.equal(a.text, 'Hello **world**');
+  assert.equal(a.done, true);
+  assert.ok(a.rev > 1, 'rev bumps on every change');
+  t.applyResult(result({ mode: 'nl', reply: 'Hello **world**' }));
+  assert.equal(only(t, 'assistant').length, 1, 'the nl reply does not duplicate the streamed text');
+});
+
+test('a tool call splits the stream; begin/end pair by callId, output kept', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('assistantDelta', { text: 'Let me look.' }));
+  t.applyEvent(ev('toolCallBegin', { callId: 'c1', tool: 'read', input: { path: 'a.py' } }));
+  t.applyEvent(ev('toolCallBegin', { callId: 'c2', tool: 'grep', input: { pattern: 'x' } }));
+  t.applyEvent(ev('toolCallEnd', { callId: 'c1', output: 'print(1)', isError: false }));
+  t.applyEvent(ev('toolCallEnd', { callId: 'c2', output: 'no such file', isError: true }));
+  t.applyEvent(ev('assistantDelta', { text: 'Done.' }));
+  assert.deepEqual(kinds(t), ['assistant', 'tool', 'tool', 'assistant']);
+  const [c1, c2] = only(t, 'tool');
+  assert.deepEqual([c1.callId, c1.done, c1.isError, c1.output], ['c1', true, false, 'print(1)']);
+  assert.deepEqual([c2.callId, c2.done, c2.isError], ['c2', true, true]);
+  assert.equal(only(t, 'assistant')[0].done, true, 'text before a tool call is closed');
+});
+
+test('shell chunks accumulate in one block; shellFinished and the raw result close it', () => {
+  const t = new Transcript();
+  t.addUserInput('!echo hello');
+  t.applyEvent(ev('shellOutput', { chunk: 'hel' }));
+  t.applyEvent(ev('shellOutput', { chunk: 'lo\n' }));
+  t.applyEvent(ev('shellFinished', { command: 'echo hello', exitCode: 0 }));
+  t.applyResult(result({ mode: 'raw', command: 'echo hello', rawOutput: 'hello\n', exitCode: 0, reply: 'hello\n' }));
+  assert.deepEqual(kinds(t), ['user', 'shell']);
+  const s = only(t, 'shell')[0];
+  assert.deepEqual([s.command, s.output, s.exitCode, s.done], ['echo hello', 'hello\n', 0, true]);
+  assert.equal(only(t, 'user')[0].pending, false);
+});
+
+test('a raw result without events still shows the output', () => {
+  const t = new Transcript();
+  t.applyResult(result({ mode: 'raw', command: 'ls', rawOutput: 'a\nb\n', exitCode: 2 }));
+  const s = only(t, 'shell')[0];
+  assert.deepEqual([s.command, s.output, s.exitCode], ['ls', 'a\nb\n', 2]);
+});
+
+test('shell output during a bash tool call goes to that call', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('toolCallBegin', { callId: 'b', tool: 'bash', input: { command: 'make' } }));
+  t.applyEvent(ev('shellOutput', { chunk: 'building\n' }));
+  assert.deepEqual(kinds(t), ['tool']);
+  assert.equal(only(t, 'tool')[0].output, 'building\n');
+  t.applyEvent(ev('toolCallEnd', { callId: 'b', output: 'building\nok\n' }));
+  assert.equal(only(t, 'tool')[0].output, 'building\nok\n');
+});
+
+test('todo updates replace the list; context usage and model tracked', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('todoUpdated', { todos: [{ content: 'a', status: 'pending' }] }));
+  t.applyEvent(ev('todoUpdated', { todos: [{ content: 'a', status: 'completed' }, { content: 'b', status: 'in_progress' }] }));
+  assert.deepEqual(t.state.todos.map((x) => x.status), ['completed', 'in_progress']);
+  t.applyEvent(ev('contextUsage', { usedTokens: 1200, limitTokens: 200000 }));
+  assert.deepEqual(t.state.context, { usedTokens: 1200, limitTokens: 200000 });
+  t.applyEvent(ev('modelChanged', { model: 'm2', provider: 'p' }));
+  t.applyEvent(ev('permissionsChanged', { preset: 'yolo' }));
+  assert.deepEqual([t.state.model, t.state.preset], ['m2', 'yolo']);
+  assert.equal(t.entries.length, 2, 'todos/context are state, model/preset changes are notices');
+});
+
+test('unknown or malformed events are ignored', () => {
+  const t = new Transcript();
+  let changes = 0;
+  t.onDidChange(() => changes++);
+  assert.equal(t.applyEvent(ev('somethingNew', { x: 1 })), false);
+  assert.equal(t.applyEvent(null as unknown as CoderEvent), false);
+  assert.equal(t.applyEvent({} as CoderEvent), false);
+  assert.equal(t.entries.length, 0);
+  assert.equal(changes, 0);
+});
+
+test('sessionChanged tracks the session id; edits, approvals, errors, notices', () => {
+  const t = new Transcript();
+  t.applyEvent({ sessionId: 'new-session-id', submissionId: 'x', seq: 1, type: 'sessionChanged', reason: 'new' } as CoderEvent);
+  assert.equal(t.state.sessionId, 'new-session-id');
+  t.applyEvent(ev('editApplied', { uri: 'file:///w/a.py', applied: true }));
+  t.applyEvent(ev('editApplied', { uri: 'file:///w/b.py', applied: false, reason: 'user rejected' }));
+  t.applyEvent(ev('approvalRequested', { callId: 'c', tool: 'bash', summary: 'rm x' }));
+  t.applyEvent(ev('approvalResolved', { callId: 'c', decision: 'allowOnce' }));
+  t.applyEvent(ev('error', { message: 'boom' }));
+  t.applyEvent(ev('notice', { message: 'fyi' }));
+  assert.deepEqual(kinds(t), ['notice', 'edit', 'edit', 'approval', 'notice', 'notice']);
+  assert.equal(only(t, 'approval')[0].decision, 'allowOnce');
+  assert.deepEqual(only(t, 'notice').map((n) => n.level), ['info', 'error', 'info']);
+  t.applyEvent({ sessionId: 's2', submissionId: 'y', seq: 9, type: 'sessionChanged', reason: 'resume' } as CoderEvent);
+  assert.equal(t.state.sessionId, 's2');
+});
+
+test('turnFinished closes open entries and reports a cancel once', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('assistantDelta', { text: 'work' }));
+  t.applyEvent(ev('toolCallBegin', { callId: 'c', tool: 'bash', input: { command: 'sleep 9' } }));
+  t.applyEvent(ev('turnFinished', { status: 'cancelled' }));
+  t.applyResult(result({ mode: 'nl', status: 'cancelled', reply: '' }));
+  assert.ok(t.entries.every((e) => !('done' in e) || e.done));
+  assert.equal(only(t, 'notice').filter((n) => /cancel/i.test(n.text)).length, 1);
+});
+
+test('command and error results go into the transcript', () => {
+  const t = new Transcript();
+  t.addUserInput('/help');
+  t.applyResult(result({ mode: 'command', reply: '/help — list commands', sessionId: 'sX' }));
+  assert.equal(t.state.sessionId, 'sX');
+  t.applyResult(result({ submissionId: 'e', mode: 'error', status: 'failed', error: { code: 'unknownCommand', message: 'Unknown /hlep' } }));
+  assert.deepEqual(kinds(t), ['user', 'reply', 'notice']);
+  assert.equal(only(t, 'notice')[0].text, 'Unknown /hlep');
+});
+
+test('an error event and the error result of the same submission show once', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('error', { message: 'No API key' }, 'e1'));
+  t.applyEvent(ev('turnFinished', { status: 'failed' }, 'e1'));
+  t.applyResult(result({ submissionId: 'e1', mode: 'error', status: 'failed', error: { code: 'no_model', message: 'No API key' } }));
+  assert.deepEqual(only(t, 'notice').map((n) => n.text), ['No API key', 'Turn failed']);
+});
