@@ -79,9 +79,9 @@ async def run_shell(engine: Engine, state: SubmissionState, command: str, b: Res
     if not command:
         b.fail("empty_command", "Nothing to run: the command is empty.")
         return
-    reason = check_command(command, engine.root)
+    reason = check_command(command, engine.root, cwd=session.shell.cwd)
     if reason is not None:
-        b.fail("refused", f"Refused to run {command!r}: {reason}. Nothing was run.")
+        b.fail("refused", f"{command!r}: {reason}")
         b.command = command
         return
     session.set_title_from(f"!{command}")

@@ -11,7 +11,9 @@ Output (stdout and stderr on one pipe, so interleaved as produced) is decoded
 incrementally and streamed through `on_output`; past `max_output_bytes` it is
 counted and dropped while the pipe keeps being drained. Background jobs that
 still hold the pipe when the command's bash has exited are left running (their
-output is discarded) and are killed by `close`.
+output is discarded) and are killed by `close`; so are redirected ones when the
+process is a subreaper (`become_subreaper`), which also makes a killed group
+vanish at once instead of leaving zombies for PID 1 to reap.
 """
 
 from __future__ import annotations

@@ -1,0 +1,366 @@
+"""The session's persistent shell, exercised with real bash processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import statistics
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from coder_ls.engine.shell import PersistentShell, ShellResult, become_subreaper
+
+TIMEOUT = 10.0
+CAP = 64 * 1024
+
+
+@pytest.fixture
+async def shell(tmp_path: Path) -> AsyncIterator[PersistentShell]:
+    sh = PersistentShell(tmp_path)
+    yield sh
+    await sh.close()
+
+
+async def run(sh: PersistentShell, command: str, *, timeout: float = TIMEOUT, cap: int = CAP) -> ShellResult:
+    return await sh.run(command, on_output=lambda _chunk: None, timeout=timeout, max_output_bytes=cap)
+
+
+def living_members(pgid: int) -> list[int]:
+    """Pids in the process group that are not yet dead (zombies count as dead)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return []
+    living = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            living.append(int(stat.parent.name))
+    return living
+
+
+async def wait_group_dead(pgid: int, within: float) -> None:
+    """Every process of the group has died (it may still await reaping)."""
+    deadline = time.monotonic() + within
+    while living_members(pgid):
+        if time.monotonic() > deadline:
+            pytest.fail(f"process group {pgid} still has living members after {within}s")
+        await asyncio.sleep(0.002)
+
+
+async def wait_group_gone(pgid: int, within: float) -> None:
+    """`killpg(pgid, 0)` fails: the group no longer exists at all.
+
+    Zombies of orphaned grandchildren are reaped by PID 1, and some container
+    inits only do that every couple of seconds, hence the generous windows.
+    """
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"process group {pgid} still exists after {within}s")
+        await asyncio.sleep(0.01)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+class FirstLine:
+    """An on_output sink that signals once the first line (here: a pid) arrived."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.ready = asyncio.Event()
+
+    def __call__(self, chunk: str) -> None:
+        self.text += chunk
+        if "\n" in self.text:
+            self.ready.set()
+
+    @property
+    def pid(self) -> int:
+        return int(self.text.split("\n", 1)[0])
+
+
+async def test_cd_carries_over_to_the_next_command(shell: PersistentShell, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    first = await run(shell, "cd sub")
+    assert first.exit_code == 0
+    assert first.cwd == str(tmp_path / "sub")
+    result = await run(shell, "pwd")
+    assert result.output == f"{tmp_path / 'sub'}\n"
+    assert shell.cwd == tmp_path / "sub"
+
+
+async def test_exported_variables_carry_over_and_unset_sticks(shell: PersistentShell) -> None:
+    await run(shell, "export FOO=1 'BAR=two words'")
+    assert (await run(shell, 'echo "$FOO|$BAR"')).output == "1|two words\n"
+    await run(shell, "unset FOO")
+    assert (await run(shell, 'echo "[${FOO-unset}]"')).output == "[unset]\n"
+
+
+async def test_the_shell_is_bash_with_a_quiet_environment(shell: PersistentShell) -> None:
+    result = await run(shell, '[[ -n $BASH_VERSION ]] && echo "$TERM $PAGER $GIT_PAGER"')
+    assert result.output == "dumb cat cat\n"
+
+
+async def test_exit_reports_its_code_and_the_next_command_keeps_cwd_and_exports(
+    shell: PersistentShell, tmp_path: Path
+) -> None:
+    (tmp_path / "sub").mkdir()
+    await run(shell, "cd sub && export KEEP=yes")
+    result = await run(shell, "echo bye; exit 3")
+    assert (result.exit_code, result.output) == (3, "bye\n")
+    after = await run(shell, 'echo "$KEEP $PWD"')
+    assert after.exit_code == 0
+    assert after.output == f"yes {tmp_path / 'sub'}\n"
+
+
+async def test_a_command_killed_by_a_signal_reports_128_plus_the_signal(shell: PersistentShell) -> None:
+    await run(shell, "export X=before")
+    result = await run(shell, "export X=after; kill -9 $$")
+    assert result.exit_code == 137
+    # The killed command never finished, so the state of the last one that did stays.
+    assert (await run(shell, "echo $X")).output == "before\n"
+
+
+async def test_stdout_and_stderr_are_interleaved_in_order(shell: PersistentShell) -> None:
+    result = await run(shell, "echo one; echo two >&2; echo three; echo four >&2")
+    assert result.output == "one\ntwo\nthree\nfour\n"
+
+
+async def test_stdin_is_empty_so_readers_do_not_hang(shell: PersistentShell) -> None:
+    result = await run(shell, 'cat; read -r line; echo "read=$?"', timeout=5)
+    assert result.output == "read=1\n"
+    assert not result.timed_out
+
+
+async def test_output_is_streamed_while_the_command_runs(shell: PersistentShell) -> None:
+    seen: list[tuple[float, str]] = []
+    start = time.monotonic()
+    result = await shell.run(
+        "echo first; sleep 0.5; echo second",
+        on_output=lambda chunk: seen.append((time.monotonic() - start, chunk)),
+        timeout=TIMEOUT,
+        max_output_bytes=CAP,
+    )
+    finished = time.monotonic() - start
+    assert "".join(chunk for _, chunk in seen) == result.output == "first\nsecond\n"
+    first_at = next(at for at, chunk in seen if "first" in chunk)
+    assert finished - first_at >= 0.4
+
+
+async def test_output_is_capped_keeping_the_head_and_saying_how_much_was_dropped(
+    shell: PersistentShell,
+) -> None:
+    chunks: list[str] = []
+    result = await shell.run(
+        "head -c 100000 /dev/zero | tr '\\0' x; echo done >&2",
+        on_output=chunks.append,
+        timeout=TIMEOUT,
+        max_output_bytes=1000,
+    )
+    assert result.truncated
+    assert result.exit_code == 0
+    assert result.output.startswith("x" * 1000 + "\n[output truncated: 99005 bytes omitted]")
+    assert "done" not in result.output
+    assert "".join(chunks) == result.output
+
+
+async def test_a_flood_of_output_does_not_block_the_command(shell: PersistentShell) -> None:
+    start = time.monotonic()
+    result = await run(shell, "yes | head -c 20000000; echo end", cap=100)
+    assert result.exit_code == 0 and result.truncated
+    assert time.monotonic() - start < 5
+
+
+async def test_truncation_never_splits_a_multibyte_character(shell: PersistentShell) -> None:
+    # 2-byte characters with an odd cap: the cut must fall before the last partial one.
+    result = await run(shell, "for i in $(seq 2000); do printf 'é'; done", cap=1001)
+    head = result.output.split("\n[output truncated", 1)[0]
+    assert head == "é" * 500
+    assert "\ufffd" not in result.output
+    assert "[output truncated: 3000 bytes omitted]" in result.output
+
+
+async def test_a_character_split_across_writes_is_decoded_whole(shell: PersistentShell) -> None:
+    chunks: list[str] = []
+    result = await shell.run(
+        r"printf '\xe2\x82'; sleep 0.2; printf '\xac\n'",
+        on_output=chunks.append,
+        timeout=TIMEOUT,
+        max_output_bytes=CAP,
+    )
+    assert result.output == "€\n"
+    assert all("\ufffd" not in chunk for chunk in chunks)
+
+
+async def test_timeout_kills_the_whole_group_and_keeps_the_output(shell: PersistentShell) -> None:
+    sink = FirstLine()
+    start = time.monotonic()
+    result = await shell.run(
+        "echo $$; echo started; sleep 100 & bash -c 'sleep 100; true' & wait",
+        on_output=sink,
+        timeout=0.5,
+        max_output_bytes=CAP,
+    )
+    assert time.monotonic() - start < 3
+    assert result.timed_out
+    assert result.exit_code is None
+    assert "started\n" in result.output
+    assert not living_members(sink.pid)
+    await wait_group_gone(sink.pid, within=5.0)
+
+
+async def test_cancelling_kills_the_group_quickly_and_propagates(shell: PersistentShell) -> None:
+    sink = FirstLine()
+    task = asyncio.create_task(
+        shell.run(
+            "echo $$; sleep 100 & bash -c 'sleep 100; true'",
+            on_output=sink,
+            timeout=TIMEOUT,
+            max_output_bytes=CAP,
+        )
+    )
+    await asyncio.wait_for(sink.ready.wait(), 5)
+    await asyncio.sleep(0.1)  # let the grandchildren start
+    assert len(living_members(sink.pid)) >= 4  # bash, sleep, bash -c, its sleep
+    start = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await wait_group_dead(sink.pid, within=0.1)
+    assert time.monotonic() - start < 0.5
+    await wait_group_gone(sink.pid, within=5.0)
+    # The shell is still usable afterwards.
+    assert (await run(shell, "echo again")).output == "again\n"
+
+
+@pytest.fixture
+def subreaper() -> Iterator[None]:
+    if not become_subreaper():
+        pytest.skip("PR_SET_CHILD_SUBREAPER is not available")
+    yield
+    become_subreaper(False)
+
+
+@pytest.mark.usefixtures("subreaper")
+async def test_as_a_subreaper_a_cancelled_group_is_gone_when_cancel_returns(shell: PersistentShell) -> None:
+    sink = FirstLine()
+    task = asyncio.create_task(
+        shell.run(
+            "echo $$; sleep 100 & bash -c 'sleep 100; true' & wait",
+            on_output=sink,
+            timeout=TIMEOUT,
+            max_output_bytes=CAP,
+        )
+    )
+    await asyncio.wait_for(sink.ready.wait(), 5)
+    await asyncio.sleep(0.1)
+    start = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    with pytest.raises(ProcessLookupError):
+        os.killpg(sink.pid, 0)
+    assert time.monotonic() - start < 0.1
+
+
+@pytest.mark.usefixtures("subreaper")
+async def test_as_a_subreaper_close_also_kills_background_jobs_with_redirected_output(tmp_path: Path) -> None:
+    sh = PersistentShell(tmp_path)
+    result = await run(sh, "sleep 100 >/dev/null 2>&1 & echo $!")
+    pid = int(result.output.split()[0])
+    await run(sh, "true")
+    assert pid_alive(pid)
+    await sh.close()
+    assert not pid_alive(pid)
+
+
+async def test_leaving_the_workspace_resets_the_cwd_and_says_so(shell: PersistentShell, tmp_path: Path) -> None:
+    outside = tmp_path.parent
+    result = await run(shell, f"cd {outside} && echo moved")
+    assert result.output.startswith("moved\n")
+    assert f"[cwd reset to the workspace root: {outside} is outside the workspace]" in result.output
+    assert result.cwd == str(tmp_path)
+    assert (await run(shell, "pwd")).output == f"{tmp_path}\n"
+
+
+async def test_a_symlink_out_of_the_workspace_counts_as_leaving(shell: PersistentShell, tmp_path: Path) -> None:
+    (tmp_path / "escape").symlink_to(tmp_path.parent)
+    result = await run(shell, "cd escape")
+    assert "[cwd reset to the workspace root" in result.output
+    assert (await run(shell, "pwd")).output == f"{tmp_path}\n"
+
+
+async def test_a_vanished_cwd_falls_back_inside_the_workspace(shell: PersistentShell, tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    await run(shell, "cd a/b")
+    shutil.rmtree(tmp_path / "a" / "b")
+    result = await run(shell, "pwd")
+    assert result.exit_code == 0
+    assert result.output.endswith(f"{tmp_path / 'a'}\n")
+    assert "no longer exists" in result.output
+
+
+async def test_concurrent_runs_are_serialized(shell: PersistentShell, tmp_path: Path) -> None:
+    slow = asyncio.create_task(run(shell, "echo start >> log; sleep 0.3; echo end >> log"))
+    await asyncio.sleep(0.05)
+    fast = asyncio.create_task(run(shell, "echo fast >> log"))
+    await asyncio.gather(slow, fast)
+    assert (tmp_path / "log").read_text() == "start\nend\nfast\n"
+
+
+async def test_a_background_job_does_not_hold_up_the_command_and_close_kills_it(
+    tmp_path: Path,
+) -> None:
+    sh = PersistentShell(tmp_path)
+    start = time.monotonic()
+    result = await run(sh, "sleep 100 & echo $!")
+    assert time.monotonic() - start < 2
+    pid = int(result.output.split()[0])
+    assert pid_alive(pid)
+    await sh.close()
+    deadline = time.monotonic() + 2
+    while pid_alive(pid):
+        if time.monotonic() > deadline:
+            pytest.fail(f"background job {pid} survived close()")
+        await asyncio.sleep(0.01)
+    with pytest.raises(RuntimeError):
+        await run(sh, "true")
+
+
+async def test_close_kills_a_running_command(tmp_path: Path) -> None:
+    sh = PersistentShell(tmp_path)
+    sink = FirstLine()
+    task = asyncio.create_task(sh.run("echo $$; sleep 100", on_output=sink, timeout=TIMEOUT, max_output_bytes=CAP))
+    await asyncio.wait_for(sink.ready.wait(), 5)
+    await sh.close()
+    result = await asyncio.wait_for(task, 3)
+    assert result.exit_code == 137
+    await wait_group_dead(sink.pid, within=1.0)
+
+
+async def test_round_trip_of_a_trivial_command_is_fast(shell: PersistentShell) -> None:
+    await run(shell, "export WARM=1")
+    samples = []
+    for _ in range(20):
+        start = time.perf_counter()
+        await run(shell, "true")
+        samples.append(time.perf_counter() - start)
+    assert statistics.median(samples) < 0.05
