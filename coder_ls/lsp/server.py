@@ -7,7 +7,7 @@ import logging
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from lsprotocol import types
@@ -16,7 +16,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from coder_ls import __version__
-from coder_ls.engine.executor import Engine
 from coder_ls.lsp import codeactions
 from coder_ls.lsp.commands import BadArguments, command_ids, decode
 from coder_ls.lsp.host import LspHost, resolve_caps
@@ -25,6 +24,9 @@ from coder_ls.lsp.progress import ProgressManager
 from coder_ls.lsp.protocol import CoderProtocol
 from coder_ls.protocol.ops import Submission
 from coder_ls.protocol.results import CommandResult, error_result
+
+if TYPE_CHECKING:
+    from coder_ls.engine.executor import Engine
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,8 @@ class CoderServer(LanguageServer):
         self._cancel_requested: set[str] = set()
         self._last_config_message: str | None = None
         self._watch: Any = None
+        self._init_params: types.InitializeParams | None = None
+        self._pending_settings: types.DidChangeConfigurationParams | None = None
         proto = self.protocol
         assert isinstance(proto, CoderProtocol)
         proto.on_cancel_request = self._on_cancel_request
@@ -71,14 +75,30 @@ class CoderServer(LanguageServer):
 
     # -- lifecycle --------------------------------------------------------------------------
     def initialize(self, params: types.InitializeParams) -> None:
+        """Only remember what the client said: the engine (and its imports) is built after
+        the answer, at `initialized` or at the first request, to keep `initialize` fast."""
+        self._init_params = params
+
+    def ensure_engine(self) -> Engine:
+        if self.engine is not None:
+            return self.engine
+        from coder_ls.engine.executor import Engine
+
+        params = self._init_params
+        if params is None:
+            raise JsonRpcInvalidParams("the server is not initialized")
         root = workspace_root(params).resolve()
         caps = resolve_caps(params.capabilities)
         self.progress_manager.can_create = caps.work_done_progress
         host = LspHost(self, caps, self.progress_manager)
-        self.engine = Engine(root, host, os.environ)
-        self.engine.config_store.init_options = _coder_section(params.initialization_options)
-        self._config_message(self.engine.reload_config())
-        log.info("coder-ls %s serving %s", __version__, root)
+        engine = Engine(root, host, os.environ)
+        engine.config_store.init_options = _coder_section(params.initialization_options)
+        self.engine = engine
+        self._config_message(engine.reload_config())
+        if self._pending_settings is not None:
+            pending, self._pending_settings = self._pending_settings, None
+            self.did_change_configuration(pending)
+        return engine
 
     def _config_message(self, message: str | None) -> None:
         if message and message != self._last_config_message:
@@ -87,12 +107,16 @@ class CoderServer(LanguageServer):
 
     def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
         if self.engine is None:
+            self._pending_settings = params
             return
         self.engine.config_store.set_client_settings(_coder_section(params.settings))
         self._config_message(self.engine.reload_config())
 
     def initialized(self) -> None:
         ClientLogHandler.attach(self)
+        self.ensure_engine()
+        # Logged once the client can receive it (window/logMessage), not only on stderr.
+        log.info("coder-ls %s serving %s", __version__, self.engine.root if self.engine else Path.cwd())
         if self.engine is not None and self._watch is None:
             from coder_ls.lsp import watch
 
@@ -108,9 +132,7 @@ class CoderServer(LanguageServer):
 
     # -- commands ---------------------------------------------------------------------------
     def _engine(self) -> Engine:
-        if self.engine is None:
-            raise JsonRpcInvalidParams("the server is not initialized")
-        return self.engine
+        return self.ensure_engine()
 
     async def _on_execute_command(self, params: types.ExecuteCommandParams, msg_id: Any) -> Any:
         engine = self._engine()
