@@ -43,17 +43,6 @@ BULK_MIN_FILES = 100  # from this many new/modified files, `git add` writes one 
 _ATTRIBUTES = "* -text !eol -filter -ident !working-tree-encoding\n"
 STALE_LOCK_SECONDS = 30.0
 
-STATE_GITIGNORE = """\
-# Written by coder_ls: only configuration belongs in git.
-*
-!config.json
-!commands/
-!commands/**
-!skills/
-!skills/**
-!agents/
-!agents/**
-"""
 
 _PRIVATE_FLAGS = (
     "-c", "core.autocrlf=false",
@@ -92,10 +81,9 @@ class _State(msgspec.Struct):
 
 def ensure_state_gitignore(root: Path) -> None:
     """Create `<root>/.coder/.gitignore` (once) so coder_ls state stays out of the user's git."""
-    path = root / ".coder" / ".gitignore"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(STATE_GITIGNORE, encoding="utf-8")
+    from coder_ls.store.gitignore import ensure_state_dir
+
+    ensure_state_dir(root)
 
 
 class Checkpoints:

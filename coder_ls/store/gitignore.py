@@ -27,10 +27,9 @@ CONFIG_FILE_NAME = "config.json"
 TRACKED = ("config.json", "commands/", "skills/", "agents/")
 
 GITIGNORE_TEXT = (
-    "# Created by coder-ls. Session logs, the index and checkpoints are private state;\n"
-    "# only the workspace configuration, commands, skills and agents belong in git.\n"
-    "/*\n"
-    "!/.gitignore\n" + "".join(f"!/{name}\n" for name in TRACKED)
+    "# Created by coder-ls. Session logs, the index, checkpoints and this file are private\n"
+    "# state; only the workspace configuration, commands, skills and agents belong in git.\n"
+    "/*\n" + "".join(f"!/{name}\n" for name in TRACKED)
 )
 
 

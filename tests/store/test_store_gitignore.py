@@ -55,7 +55,6 @@ def test_only_user_curated_files_are_visible_to_git(repo: Path) -> None:
 
     assert untracked(repo) == {
         "main.py",
-        ".coder/.gitignore",
         ".coder/config.json",
         ".coder/commands/review.md",
         ".coder/commands/git/commit.md",
@@ -67,7 +66,7 @@ def test_only_user_curated_files_are_visible_to_git(repo: Path) -> None:
 def test_first_write_creates_gitignore(repo: Path) -> None:
     SessionLog.create(repo, "s", str(repo)).close()
     assert (repo / ".coder" / ".gitignore").read_text() == GITIGNORE_TEXT
-    assert untracked(repo) == {".coder/.gitignore"}
+    assert untracked(repo) == set()  # the state, this .gitignore included, stays out of git
 
 
 def test_existing_gitignore_is_left_alone(repo: Path) -> None:
