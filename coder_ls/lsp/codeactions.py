@@ -33,6 +33,13 @@ def _diagnostic(d: types.Diagnostic) -> dict[str, Any]:
     return out
 
 
+def _kind_matches(kind: Any, wanted: Any) -> bool:
+    """`refactor.extract` is in `refactor`. Compare the values: on Python 3.11,
+    `str(CodeActionKind.QuickFix)` is "CodeActionKind.QuickFix", not "quickfix"."""
+    k, w = str(getattr(kind, "value", kind)), str(getattr(wanted, "value", wanted))
+    return w == "" or k == w or k.startswith(w + ".")
+
+
 def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
     diagnostics = list(params.context.diagnostics or [])
     wanted = params.context.only
@@ -40,7 +47,7 @@ def code_actions(params: types.CodeActionParams) -> list[types.CodeAction]:
     for action, title, kind in ACTIONS:
         if action == "fix" and not diagnostics and params.range.start == params.range.end:
             continue  # nothing selected and nothing to fix
-        if wanted and (kind is None or not any(str(kind).startswith(str(w)) for w in wanted)):
+        if wanted and (kind is None or not any(_kind_matches(kind, w) for w in wanted)):
             continue
         arg: dict[str, Any] = {"uri": params.text_document.uri, "range": _range(params.range), "action": action}
         if action == "fix" and diagnostics:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 from pathlib import Path
 
@@ -28,7 +29,9 @@ async def watch_commands(engine: Engine, stop: asyncio.Event) -> None:
     roots = _watch_roots(dirs)
     if not roots:
         return
-    from watchfiles import awatch  # imported here: not on the initialize path
+    # Imported in a thread (it takes tens of ms) so requests right after start-up don't wait.
+    module = await asyncio.to_thread(importlib.import_module, "watchfiles")
+    awatch = module.awatch
 
     wanted = [str(d) for d in dirs]
 
