@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,13 +34,9 @@ from coder_ls.protocol.actions import (
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.events import CommandsChanged
 from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submission, UserInput
-from coder_ls.protocol.results import CommandCatalog, CommandResult, ErrorInfo, InterruptData, error_result
+from coder_ls.protocol.results import CommandCatalog, CommandResult, InterruptData, error_result
 
 log = logging.getLogger(__name__)
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
 
 
 class Engine:
@@ -128,8 +123,6 @@ class Engine:
             session.sync()
         if main.cancelled() or state.cancelled:
             builder.status = "cancelled"
-            if builder.error is None and builder.mode != "error":
-                builder.error = None
         elif (failure := main.exception()) is not None:
             log.error("submission %s failed", state.id, exc_info=failure)
             builder.fail("internal_error", f"internal error: {type(failure).__name__}: {failure}")
@@ -253,5 +246,3 @@ class Engine:
     async def shutdown(self) -> None:
         await self.sessions.close_all()
 
-
-__all__ = ["Engine", "ErrorInfo", "new_id"]

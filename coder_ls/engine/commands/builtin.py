@@ -32,15 +32,19 @@ def _usage_error(message: str) -> CommandOutcome:
 
 async def cmd_help(ctx: CommandContext, args: str) -> CommandOutcome:
     catalog = ctx.catalog()
-    width = max((len(c.name) + len(c.argument_hint) for c in catalog), default=0) + 3
+    heads = [f"/{c.name} {c.argument_hint}".rstrip() for c in catalog]
+    width = min(max((len(h) for h in heads), default=0), 24) + 2
     lines = ["Commands (type them in the input, or run coder.<name>):"]
-    for c in catalog:
-        head = f"/{c.name} {c.argument_hint}".rstrip()
-        lines.append(f"  {head.ljust(width)} {c.description}")
+    for head, c in zip(heads, catalog, strict=True):
+        if len(head) >= width:  # a long argument hint gets a line of its own
+            lines.append(f"  {head}")
+            lines.append(f"  {'':{width}}{c.description}")
+        else:
+            lines.append(f"  {head:{width}}{c.description}")
     lines += [
         "",
-        "  !<command>" + " " * max(1, width - 10) + "run a command in the session's shell",
-        "  <anything else>" + " " * max(1, width - 15) + "ask the agent",
+        f"  {'!<command>':{width}}run a command in the session's shell",
+        f"  {'<anything else>':{width}}ask the agent",
     ]
     return CommandOutcome(reply="\n".join(lines), data=HelpData(commands=catalog))
 
