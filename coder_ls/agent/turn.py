@@ -271,7 +271,7 @@ class Turn:
         return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error)
 
     def persist_rule(self, rule: Rule) -> None:
-        as_dict = msgspec.to_builtins(rule)
+        as_dict = {k: v for k, v in msgspec.to_builtins(rule).items() if v is not None}
         self.engine.config_store.update_workspace(lambda c: c.setdefault("rules", []).append(as_dict))
         self.engine.reload_config()
         self.ctx.config = self.engine.config
