@@ -84,7 +84,7 @@ class FakeShell:
         command: str,
         *,
         on_output: Callable[[str], None],
-        timeout: float,  # noqa: ASYNC109 (the PersistentShell.run signature)
+        timeout: float,
         max_output_bytes: int,
     ) -> FakeResult:
         self.calls.append({"command": command, "timeout": timeout, "max_output_bytes": max_output_bytes})
