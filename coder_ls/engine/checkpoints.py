@@ -5,10 +5,23 @@ Snapshots live in a private git repository, `<root>/.coder/checkpoints/git`, dri
 index, HEAD, stash and refs are never read or written. The private repo sees the workspace's
 own `.gitignore` files (git reads them from the work tree), the user's `.git/info/exclude`
 (mirrored into ours) and always excludes `/.coder/`; it ignores the user's global config.
-A snapshot is `git add -A` into the private index (incremental thanks to the stat cache),
-`write-tree` and `commit-tree`; commits are chained on `refs/heads/snapshots` so a future gc
-keeps them. Files larger than `MAX_FILE_BYTES` are never snapshotted, and `/undo` leaves
-them alone (their paths are recorded in the snapshot's commit message).
+
+A snapshot is the tree of the private index brought up to date with the work tree. Every
+snapshot starts with ONE `git ls-files --others --modified --exclude-standard`: it lists the
+files whose stat data no longer match the index (modified, deleted, type-changed; racily clean
+entries are compared by content) and the new untracked non-ignored files. When it lists
+nothing (or only files already known to be too large) and the index file is the one we left,
+the work tree still matches the tree we wrote last and that tree id is the snapshot: no
+`add`, no `write-tree`. Otherwise `git add -A` (incremental thanks to the stat cache) and
+`write-tree`. So a submission that changes nothing costs two git processes (one check before,
+one after) and leaves no trace.
+
+`snapshot` returns a tree id; commits are only made when `finish` writes a record (the
+submission changed files): the before and after trees are committed and chained on
+`refs/heads/snapshots`, so a gc keeps them and the records survive a restart. `git gc --auto`
+runs once every `GC_EVERY` records, not on every submission. Files larger than
+`MAX_FILE_BYTES` are never snapshotted, and `/undo` leaves them alone (their paths are
+recorded in the snapshot's commit message).
 """
 
 from __future__ import annotations
@@ -37,6 +50,12 @@ from coder_ls.engine.gitops import (
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_RECORDS = 100
 BULK_MIN_FILES = 100  # from this many new/modified files, `git add` writes one pack, not loose objects
+GC_EVERY = 25  # `git gc --auto` once per this many records written
+_MAX_KNOWN_TREES = 1024
+
+# git processes started by `Checkpoints` (all of them go through `Checkpoints._git`): tests and
+# benchmarks read it to check that a submission which changes nothing costs two processes.
+GIT_CALLS = 0
 
 # Highest-precedence attributes: blobs are the exact bytes on disk, whatever .gitattributes says
 # (no EOL normalisation, no clean/smudge filters), so that a restore writes back the same bytes.
@@ -77,6 +96,10 @@ class Record(msgspec.Struct):
 class _State(msgspec.Struct):
     version: int = 1
     records: list[Record] = msgspec.field(default_factory=list)
+    written: int = 0  # records ever written (paces `git gc --auto`)
+
+
+_IndexSig = tuple[int, int, int, int]
 
 
 def ensure_state_gitignore(root: Path) -> None:
@@ -100,6 +123,10 @@ class Checkpoints:
         self._tip: str | None = None
         self._trees: dict[str, str] = {}  # commit -> tree
         self._skipped: dict[str, list[str]] = {}  # commit -> paths too large to snapshot
+        self._tree_skipped: dict[str, list[str]] = {}  # tree written here -> paths too large
+        # The tree the private index held when we last brought it up to date with the work
+        # tree, the paths left out of it as too large, and the index file's identity then.
+        self._clean: tuple[str, frozenset[str], _IndexSig] | None = None
         home = self.dir / "home"
         self._env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -123,28 +150,45 @@ class Checkpoints:
     # -- public API ---------------------------------------------------------------------------
 
     async def snapshot(self, submission_id: str) -> str:
-        """Snapshot the workspace (tracked + untracked, not ignored); returns the commit id."""
+        """Snapshot the workspace (tracked + untracked, not ignored); returns a tree id.
+
+        Pass it to `finish`. In the common case (nothing changed since the last snapshot)
+        this is one git process.
+        """
         async with self._lock:
-            tree, skipped = await self._write_tree()
-            return await self._commit(tree, skipped, f"before {submission_id}")
+            tree, _ = await self._write_tree()
+            return tree
 
     async def finish(self, submission_id: str, before: str) -> list[str]:
-        """Snapshot again after the submission; record it when it changed files (the paths)."""
+        """Snapshot again after the submission; record it when it changed files (the paths).
+
+        `before` is what `snapshot` returned (a tree id; a snapshot commit id works too).
+        """
         async with self._lock:
             tree, skipped = await self._write_tree()
-            if tree == await self._tree_of(before):
+            before_tree = await self._tree_of(before)
+            if tree == before_tree:
                 return []
-            after = await self._commit(tree, skipped, f"after {submission_id}")
-            changes = await self._changes(before, after)
+            before_skipped = await self._skipped_any(before)
+            changes = await self._changes(before_tree, tree, {*before_skipped, *skipped})
             if not changes:
                 return []
+            if before in self._trees:  # already a commit
+                before_commit = before
+            else:
+                before_commit = await self._commit(before_tree, before_skipped, f"before {submission_id}")
+            after = await self._commit(tree, skipped, f"after {submission_id}", parent=before_commit)
+            await self._git("update-ref", "refs/heads/snapshots", after)
+            self._tip = after
             paths = sorted(changes)
             state = self._load()
-            state.records.append(Record(submission_id, before, after, paths, time.time()))
+            state.records.append(Record(submission_id, before_commit, after, paths, time.time()))
             del state.records[:-MAX_RECORDS]
+            state.written += 1
             self._save(state)
-            # Packs up loose objects / many small packs when git thinks it is time (rarely).
-            await self._git("gc", "--auto", "--quiet", check=False)
+            if state.written % GC_EVERY == 0:
+                # Packs up loose objects / many small packs when git thinks it is time.
+                await self._git("gc", "--auto", "--quiet", check=False)
             return paths
 
     async def undo_last(self) -> UndoOutcome | None:
@@ -155,7 +199,8 @@ class Checkpoints:
                 return None
             rec = state.records[-1]
             current, _ = await self._write_tree()
-            changes = await self._changes(rec.before, rec.after)
+            skipped = {*await self._skipped_of(rec.before), *await self._skipped_of(rec.after)}
+            changes = await self._changes(rec.before, rec.after, skipped)
             drifted = set(await self._diff_names(rec.after, current))
             wanted = set(rec.paths)
             to_restore = sorted(p for p, s in changes.items() if s != "A" and p in wanted)
@@ -166,6 +211,7 @@ class Checkpoints:
                     "checkout", rec.before, "--pathspec-from-file=-", "--pathspec-file-nul",
                     stdin=stdin, literal=True,
                 )  # fmt: skip
+            self._clean = None  # the checkout rewrote the index; the next snapshot re-adds
             removed = await asyncio.to_thread(self._remove_files, to_remove)
             state.records.pop()
             self._save(state)
@@ -186,6 +232,8 @@ class Checkpoints:
     async def _git(
         self, *args: str, stdin: bytes | None = None, check: bool = True, literal: bool = False
     ) -> GitRun:
+        global GIT_CALLS
+        GIT_CALLS += 1
         env = self._env if not literal else {**self._env, "GIT_LITERAL_PATHSPECS": "1"}
         return await run_git([*_PRIVATE_FLAGS, *args], cwd=self.root, env=env, stdin=stdin, check=check)
 
@@ -199,6 +247,8 @@ class Checkpoints:
             await self._git("init", "-q")
             self._trees.clear()
             self._skipped.clear()
+            self._tree_skipped.clear()
+            self._clean = None
         head = await self._git("rev-parse", "-q", "--verify", "refs/heads/snapshots", check=False)
         self._tip = head.text.strip() or None
         self._ready = True
@@ -225,49 +275,106 @@ class Checkpoints:
                 big.append(p)
         return sorted(big)
 
+    def _index_sig(self) -> _IndexSig | None:
+        try:
+            st = os.stat(self.index)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def _still_too_large(self, paths: list[str], known: frozenset[str]) -> bool:
+        """True when every path was left out of the last tree as too large and still is."""
+        return all(p in known for p in paths) and self._too_large(paths) == sorted(paths)
+
     async def _write_tree(self) -> tuple[str, list[str]]:
-        """Bring the private index up to date with the work tree; the tree id and skipped paths."""
+        """Bring the private index up to date with the work tree; the tree id and skipped paths.
+
+        Fast path: one `ls-files` that finds nothing new, modified or deleted -> the tree we
+        wrote last (the index file must be the one we left, else someone else rewrote it).
+        """
         await self._ensure_repo()
         self._sync_info()
         self._clear_stale_lock()
         listed = await self._git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-        candidates = split_z(listed.stdout)
+        candidates = sorted(set(split_z(listed.stdout)))
+        clean = self._clean
+        if clean is not None and clean[2] == self._index_sig():
+            tree, known_big, _ = clean
+            if not candidates:
+                return tree, self._note_tree(tree, [])
+            if self._still_too_large(candidates, known_big):
+                return tree, self._note_tree(tree, candidates)
+        self._clean = None
         big = await asyncio.to_thread(self._too_large, candidates)
-        spec: list[str] = []
-        if big:
-            specs = [f":(literal){p}" for p in big]
-            await self._git("rm", "--cached", "-q", "--ignore-unmatch", "--", *specs)
-            spec = ["--", ".", *(f":(exclude,literal){p}" for p in big)]
-        # Streaming every blob into a single pack is much faster than thousands of loose objects.
-        bulk = ["-c", "core.bigFileThreshold=1"] if len(candidates) >= BULK_MIN_FILES else []
-        added = await self._git(*bulk, "add", "-A", "--ignore-errors", *spec, check=False)
-        if added.returncode != 0 and "fatal:" in added.stderr:
-            raise GitError(f"snapshot failed: {added.stderr.strip()}", added.returncode, added.stderr)
+        if candidates:
+            spec: list[str] = []
+            if big:
+                specs = [f":(literal){p}" for p in big]
+                await self._git("rm", "--cached", "-q", "--ignore-unmatch", "--", *specs)
+                spec = ["--", ".", *(f":(exclude,literal){p}" for p in big)]
+            if len(big) < len(candidates):
+                # Streaming every blob into a single pack is much faster than many loose objects.
+                bulk = ["-c", "core.bigFileThreshold=1"] if len(candidates) >= BULK_MIN_FILES else []
+                added = await self._git(*bulk, "add", "-A", "--ignore-errors", *spec, check=False)
+                if added.returncode != 0 and "fatal:" in added.stderr:
+                    raise GitError(f"snapshot failed: {added.stderr.strip()}", added.returncode, added.stderr)
+        # else: the index already matches the work tree (e.g. after a restart): just its tree.
         tree = (await self._git("write-tree")).text.strip()
-        return tree, big
+        sig = self._index_sig()
+        if sig is not None:
+            self._clean = (tree, frozenset(big), sig)
+        return tree, self._note_tree(tree, big)
 
-    async def _commit(self, tree: str, skipped: list[str], title: str) -> str:
+    def _note_tree(self, tree: str, skipped: list[str]) -> list[str]:
+        """Remember a tree we produced and the paths left out of it (merged, if seen before)."""
+        known = self._tree_skipped.pop(tree, None)
+        merged = sorted({*known, *skipped}) if known else skipped
+        self._tree_skipped[tree] = merged
+        while len(self._tree_skipped) > _MAX_KNOWN_TREES:
+            del self._tree_skipped[next(iter(self._tree_skipped))]
+        return skipped
+
+    async def _commit(self, tree: str, skipped: list[str], title: str, parent: str | None = None) -> str:
+        """A snapshot commit of `tree` on top of `parent` (the tip by default); no ref update.
+
+        The tip itself when it already is that tree with the same skipped paths.
+        """
+        if parent is None:
+            tip = self._tip
+            if tip is not None and await self._tree_of(tip) == tree and await self._skipped_of(tip) == skipped:
+                return tip
+            parent = tip
         message = f"{title}\n\n{json.dumps({'skipped': skipped})}\n"
-        parent = ["-p", self._tip] if self._tip else []
+        parents = ["-p", parent] if parent else []
         run = await self._git(
-            "commit-tree", "--no-gpg-sign", tree, *parent, "-F", "-", stdin=message.encode()
+            "commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-", stdin=message.encode()
         )
         commit = run.text.strip()
-        await self._git("update-ref", "refs/heads/snapshots", commit)
-        self._tip = commit
         self._trees[commit] = tree
         self._skipped[commit] = skipped
         return commit
 
-    async def _tree_of(self, commit: str) -> str:
-        if commit not in self._trees:
-            run = await self._git("rev-parse", "--verify", f"{commit}^{{tree}}")
-            self._trees[commit] = run.text.strip()
-        return self._trees[commit]
+    async def _tree_of(self, oid: str) -> str:
+        """The tree of a snapshot commit, or `oid` itself when it is a tree we wrote."""
+        if oid in self._tree_skipped and oid not in self._trees:
+            return oid
+        if oid not in self._trees:
+            run = await self._git("rev-parse", "--verify", f"{oid}^{{tree}}")
+            tree = run.text.strip()
+            if tree == oid:  # a tree id (one we have forgotten about)
+                return oid
+            self._trees[oid] = tree
+        return self._trees[oid]
+
+    async def _skipped_any(self, oid: str) -> list[str]:
+        """The paths too large to snapshot in a tree we wrote or a snapshot commit."""
+        if oid in self._trees or oid not in self._tree_skipped:
+            return await self._skipped_of(oid)
+        return self._tree_skipped[oid]
 
     async def _skipped_of(self, commit: str) -> list[str]:
         if commit not in self._skipped:
-            run = await self._git("cat-file", "commit", commit)
+            run = await self._git("cat-file", "commit", commit, check=False)
             body = run.text.split("\n\n", 2)
             try:
                 self._skipped[commit] = list(json.loads(body[2]).get("skipped", []))
@@ -275,11 +382,10 @@ class Checkpoints:
                 self._skipped[commit] = []
         return self._skipped[commit]
 
-    async def _changes(self, before: str, after: str) -> dict[str, str]:
+    async def _changes(self, before: str, after: str, skipped: set[str]) -> dict[str, str]:
         """path -> A/M/D/T between two snapshots, leaving out paths too large to snapshot."""
         run = await self._git("diff-tree", "-r", "-z", "--no-renames", "--name-status", before, after)
         fields = split_z(run.stdout)
-        skipped = {*await self._skipped_of(before), *await self._skipped_of(after)}
         changes: dict[str, str] = {}
         for status, path in zip(fields[0::2], fields[1::2], strict=False):
             if path not in skipped:

@@ -13,7 +13,6 @@ from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import SessionInfo
 from coder_ls.store import log as slog
 from coder_ls.store.index import AmbiguousPrefix, SessionIndex, SessionRow
-from coder_ls.store.timefmt import format_time
 
 
 class UnknownSession(Exception):
@@ -87,26 +86,18 @@ class SessionManager:
         return session
 
     def info(self, row: SessionRow) -> SessionInfo:
-        iso, human = format_time(row.updated_at, self._config().timezone)
-        return SessionInfo(
-            id=row.id,
-            title=row.title,
-            updated_at=iso,
-            updated=human,
-            message_count=row.message_count,
-            current=row.id == self.current_id,
-        )
+        return row.to_info(self._config().timezone, current=row.id == self.current_id)
 
     def session_info(self, session: Session) -> SessionInfo:
-        iso, human = format_time(session.updated_at, self._config().timezone)
-        return SessionInfo(
+        row = SessionRow(
             id=session.id,
             title=session.title,
-            updated_at=iso,
-            updated=human,
+            created_at=session.created_at,
+            updated_at=session.updated_at,
             message_count=session.message_count,
-            current=session.id == self.current_id,
+            model=session.model,
         )
+        return self.info(row)
 
     def list_infos(self, limit: int) -> list[SessionInfo]:
         infos = [self.info(row) for row in self.index.list_sessions(limit)]
