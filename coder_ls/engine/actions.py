@@ -35,11 +35,11 @@ log = logging.getLogger(__name__)
 class Progress:
     """Work-done progress for one long submission: begin now, end with its outcome."""
 
-    def __init__(self, engine: Engine, state: SubmissionState, title: str, message: str) -> None:
-        self.engine, self.state, self.title, self.message = engine, state, title, message
+    def __init__(self, engine: Engine, state: SubmissionState, b: ResultBuilder, message: str) -> None:
+        self.engine, self.state, self.b, self.message = engine, state, b, message
 
     async def __aenter__(self) -> Progress:
-        await self.engine.host.begin_progress(self.state.id, self.title, self.message)
+        await self.engine.host.begin_progress(self.state.id, "coder", self.message)
         return self
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -47,6 +47,8 @@ class Progress:
             message = "Cancelled"
         elif exc is not None:
             message = f"Failed: {exc}"
+        elif self.b.status == "failed" and self.b.error is not None:
+            message = f"Failed: {self.b.error.message}"
         else:
             message = "Done"
         self.engine.host.end_progress(self.state.id, message)
@@ -92,7 +94,7 @@ async def run_shell(engine: Engine, state: SubmissionState, command: str, b: Res
         chunks.append(chunk)
         state.emit(ShellOutput(chunk=chunk))
 
-    async with Progress(engine, state, "coder", f"Running: {command}"):
+    async with Progress(engine, state, b, f"Running: {command}"):
         before = await snapshot_around(engine, state)
         try:
             result = await session.shell.run(
@@ -108,19 +110,19 @@ async def run_shell(engine: Engine, state: SubmissionState, command: str, b: Res
             session.record_message(_shell_message(command, b.raw_output, None, cancelled=True), state.id)
             raise
         await finish_snapshot(engine, state, before)
-    b.raw_output = b.reply = result.output
-    b.exit_code = result.exit_code
-    state.emit(
-        ShellFinished(
-            command=command, exit_code=result.exit_code, truncated=result.truncated, timed_out=result.timed_out
+        b.raw_output = b.reply = result.output
+        b.exit_code = result.exit_code
+        state.emit(
+            ShellFinished(
+                command=command, exit_code=result.exit_code, truncated=result.truncated, timed_out=result.timed_out
+            )
         )
-    )
-    session.record_message(_shell_message(command, result.output, result.exit_code), state.id)
-    if result.timed_out:
-        b.status = "failed"
-        message = f"Timed out after {config.shell.timeout_seconds:g}s; the command's processes were killed."
-        b.error = ErrorInfo(code="timeout", message=message)
-        b.reply = f"{b.reply}\n[{message}]" if b.reply else message
+        session.record_message(_shell_message(command, result.output, result.exit_code), state.id)
+        if result.timed_out:
+            b.status = "failed"
+            message = f"Timed out after {config.shell.timeout_seconds:g}s; the command's processes were killed."
+            b.error = ErrorInfo(code="timeout", message=message)
+            b.reply = f"{b.reply}\n[{message}]" if b.reply else message
 
 
 def _shell_message(command: str, output: str, exit_code: int | None, *, cancelled: bool = False) -> Message:
@@ -136,7 +138,7 @@ async def run_agent(engine: Engine, state: SubmissionState, action: RunAgent, b:
     b.mode = "nl"
     session.set_title_from(action.prompt)
     state.emit(UserMessage(text=action.prompt))
-    async with session.turn_lock, Progress(engine, state, "coder", "Thinking"):
+    async with session.turn_lock, Progress(engine, state, b, "Thinking"):
         before = await snapshot_around(engine, state)
         try:
             await run_turn(engine, state, action, b)

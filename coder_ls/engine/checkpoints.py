@@ -310,7 +310,7 @@ class Checkpoints:
             spec: list[str] = []
             if big:
                 specs = [f":(literal){p}" for p in big]
-                await self._git("rm", "--cached", "-q", "--ignore-unmatch", "--", *specs)
+                await self._git("rm", "--cached", "-f", "-q", "--ignore-unmatch", "--", *specs)
                 spec = ["--", ".", *(f":(exclude,literal){p}" for p in big)]
             if len(big) < len(candidates):
                 # Streaming every blob into a single pack is much faster than many loose objects.
@@ -326,10 +326,9 @@ class Checkpoints:
         return tree, self._note_tree(tree, big)
 
     def _note_tree(self, tree: str, skipped: list[str]) -> list[str]:
-        """Remember a tree we produced and the paths left out of it (merged, if seen before)."""
-        known = self._tree_skipped.pop(tree, None)
-        merged = sorted({*known, *skipped}) if known else skipped
-        self._tree_skipped[tree] = merged
+        """Remember a tree we produced and the paths left out of it as too large (just now)."""
+        self._tree_skipped.pop(tree, None)  # most recent last
+        self._tree_skipped[tree] = skipped
         while len(self._tree_skipped) > _MAX_KNOWN_TREES:
             del self._tree_skipped[next(iter(self._tree_skipped))]
         return skipped
@@ -356,7 +355,7 @@ class Checkpoints:
 
     async def _tree_of(self, oid: str) -> str:
         """The tree of a snapshot commit, or `oid` itself when it is a tree we wrote."""
-        if oid in self._tree_skipped and oid not in self._trees:
+        if oid in self._tree_skipped:
             return oid
         if oid not in self._trees:
             run = await self._git("rev-parse", "--verify", f"{oid}^{{tree}}")
@@ -368,9 +367,9 @@ class Checkpoints:
 
     async def _skipped_any(self, oid: str) -> list[str]:
         """The paths too large to snapshot in a tree we wrote or a snapshot commit."""
-        if oid in self._trees or oid not in self._tree_skipped:
-            return await self._skipped_of(oid)
-        return self._tree_skipped[oid]
+        if oid in self._tree_skipped:
+            return self._tree_skipped[oid]
+        return await self._skipped_of(oid)
 
     async def _skipped_of(self, commit: str) -> list[str]:
         if commit not in self._skipped:

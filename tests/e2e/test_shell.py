@@ -93,6 +93,8 @@ async def test_timeout_kills_and_reports_then_shell_still_works(tmp_path):
         assert result["exitCode"] is None
         assert s.events_of("shellFinished")[-1]["timedOut"] is True
         assert await wait_until_gone(marker) == []
+        ends = [v.message for values in s.client.progress_reports.values() for v in values if v.kind == "end"]
+        assert ends[-1].startswith("Failed: Timed out after 1s"), ends
 
         after = await s.execute("coder.input", {"text": "!pwd"})
         assert after["status"] == "completed"
