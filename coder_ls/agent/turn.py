@@ -33,6 +33,7 @@ from coder_ls.protocol.results import ErrorInfo, UsageData
 if TYPE_CHECKING:
     from coder_ls.agent.tools import ToolContext, ToolRegistry
     from coder_ls.engine.executor import Engine
+    from coder_ls.engine.session import Session
     from coder_ls.llm.base import Provider
 
 log = logging.getLogger(__name__)
@@ -153,6 +154,7 @@ class Turn:
             Usage,
         )
 
+        await self.maybe_compact()
         self.state.report("Thinking")
         request = ProviderRequest(
             model=self.model,
@@ -215,12 +217,27 @@ class Turn:
             self.state.emit(AssistantMessage(text=text))
         return text, calls
 
+    async def maybe_compact(self) -> None:
+        """Before a step: when the last one used most of the window, summarise first."""
+        from coder_ls.agent.compact import AUTO_COMPACT_SHARE, apply_summary, summarise
+
+        used = self.session.last_context_tokens
+        if used < AUTO_COMPACT_SHARE * self.context_limit or len(self.session.context) < 3:
+            return
+        summary = await summarise(self.engine, self.state, self.provider, self.model, "")
+        if not summary:
+            return
+        before = apply_summary(self.state, summary + "\n\nContinue with the current step.")
+        share = 100 * used // self.context_limit
+        self.state.emit(Notice(message=f"The context was {share}% full: {before} messages were compacted."))
+
     def _usage(self, usage: Any) -> None:
         self.usage.input_tokens += usage.input_tokens
         self.usage.output_tokens += usage.output_tokens
         self.usage.cache_read_tokens += usage.cache_read_tokens
         self.usage.cache_write_tokens += usage.cache_write_tokens
         used = usage.context_tokens + usage.output_tokens
+        self.session.last_context_tokens = used
         self.state.emit(ContextUsage(used_tokens=used, limit_tokens=self.context_limit))
 
     async def run_calls(self, calls: list[ToolUseBlock]) -> None:
@@ -327,18 +344,28 @@ def engine_tools(engine: Engine) -> ToolRegistry:
     return tools
 
 
-async def run_turn(engine: Engine, state: SubmissionState, action: RunAgent, b: ResultBuilder) -> None:
-    from coder_ls.llm.base import ProviderError
+def provider_for(engine: Engine, session: Session) -> tuple[Provider, str]:
+    """The provider for the session's model (kept across turns), and the model name.
+
+    Raises ProviderError (kind "config") when it cannot be built, e.g. no API key."""
     from coder_ls.llm.models import make_provider
 
-    session = state.session
     config = engine.config
     if session.model and session.model != config.model:
         config = msgspec.structs.replace(config, model=session.model, provider=session.provider or config.provider)
     key = (config.provider, config.model if config.model == "scripted" else "", config.scripted_file or "")
-    try:
-        provider = engine.providers.get(key) or make_provider(config, engine.env, engine.root)
+    provider = engine.providers.get(key)
+    if provider is None:
+        provider = make_provider(config, engine.env, engine.root)
         engine.providers[key] = provider
+    return provider, config.model
+
+
+async def run_turn(engine: Engine, state: SubmissionState, action: RunAgent, b: ResultBuilder) -> None:
+    from coder_ls.llm.base import ProviderError
+
+    try:
+        provider, _ = provider_for(engine, state.session)
     except ProviderError as exc:
         b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)
         return

@@ -24,7 +24,7 @@ from coder_ls.protocol.events import (
     UserMessage,
 )
 from coder_ls.protocol.messages import Message, TextBlock
-from coder_ls.protocol.results import ErrorInfo, ResumedSession, SessionData, UndoData
+from coder_ls.protocol.results import CompactedData, ErrorInfo, ResumedSession, SessionData, UndoData
 
 if TYPE_CHECKING:
     from coder_ls.engine.executor import Engine
@@ -240,3 +240,27 @@ async def undo(engine: Engine, state: SubmissionState, everything: bool, b: Resu
         return
     b.data = UndoData(restored=outcome.restored, removed=outcome.removed)
     b.reply = f"Restored {len(outcome.restored)} file(s) to HEAD; removed {len(outcome.removed)} untracked path(s)."
+
+
+async def compact(engine: Engine, state: SubmissionState, instructions: str, b: ResultBuilder) -> None:
+    from coder_ls.agent.compact import apply_summary, summarise
+    from coder_ls.agent.turn import provider_for
+    from coder_ls.llm.base import ProviderError
+
+    session = state.session
+    if not session.context:
+        b.reply = "Nothing to compact: the context is empty."
+        return
+    async with session.turn_lock, Progress(engine, state, b, "Compacting the conversation"):
+        try:
+            provider, model = provider_for(engine, session)
+            summary = await summarise(engine, state, provider, model, instructions)
+        except ProviderError as exc:
+            b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)
+            return
+        if not summary:
+            b.fail("empty_summary", "The model returned no summary; the context was kept as it was.")
+            return
+        before = apply_summary(state, summary)
+    b.reply = f"Compacted {before} messages into a summary.\n\n{summary}"
+    b.data = CompactedData(summary=summary, messages_before=before)

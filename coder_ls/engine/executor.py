@@ -25,6 +25,7 @@ from coder_ls.protocol.actions import (
     ChangeModel,
     ChangePermissions,
     CommandOutcome,
+    Compact,
     ResetSession,
     ResumeSession,
     RunAgent,
@@ -229,6 +230,8 @@ class Engine:
                 run.resume_session(self, state, session_id, b)
             case UndoLast(all=everything):
                 await run.undo(self, state, everything, b)
+            case Compact(instructions=instructions):
+                await run.compact(self, state, instructions, b)
 
     def _command_context(self, session: Session) -> CommandContext:
         config = self.config

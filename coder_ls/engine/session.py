@@ -11,7 +11,7 @@ from coder_ls.engine.host import Host
 from coder_ls.engine.shell import PersistentShell
 from coder_ls.engine.submission import SubmissionState, stamp
 from coder_ls.protocol.events import Event, TodoItem
-from coder_ls.protocol.messages import Message
+from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.store import log as slog
 from coder_ls.store.index import SessionIndex
 
@@ -37,6 +37,7 @@ class Session:
         self.grants = SessionGrants()
         self.todos: list[TodoItem] = []
         self.context: list[Message] = []
+        self.last_context_tokens = 0  # what the last model step read and wrote (for auto-compaction)
         self.model: str | None = None
         self.provider: str | None = None
         self.title = ""
@@ -100,9 +101,16 @@ class Session:
         self.log().append(slog.ModelEntry(model=model, provider=provider, ts=time.time()))
         self.index.set_model(self.id, model)
 
+    def compact(self, summary: str) -> None:
+        """The summary replaces the context (the log keeps the history before it)."""
+        self.log().append(slog.CompactionEntry(summary=summary, ts=time.time()))
+        self.context = [Message(role="user", content=[TextBlock(text=summary)])]
+        self.last_context_tokens = 0
+
     def clear_context(self) -> None:
         self.context = []
         self.todos = []
+        self.last_context_tokens = 0
         if self._log is not None:
             self._log.append(slog.ClearEntry(ts=time.time()))
 

@@ -16,6 +16,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from coder_ls import __version__
+from coder_ls.engine.commands.names import BUILTIN_NAMES
 from coder_ls.lsp import codeactions
 from coder_ls.lsp.commands import BadArguments, command_ids, decode
 from coder_ls.lsp.host import LspHost, resolve_caps
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BUILTIN_SLASH = ["help", "model", "permissions", "new", "clear", "resume", "sessions", "diff", "undo"]
 
 
 def workspace_root(params: types.InitializeParams) -> Path:
@@ -70,7 +70,7 @@ class CoderServer(LanguageServer):
         assert isinstance(proto, CoderProtocol)
         proto.on_cancel_request = self._on_cancel_request
         proto.on_execute_command = self._on_execute_command
-        for cid in command_ids(BUILTIN_SLASH):
+        for cid in command_ids(list(BUILTIN_NAMES)):
             self.protocol.fm.commands[cid] = _never_called
 
     # -- lifecycle --------------------------------------------------------------------------

@@ -46,7 +46,11 @@ class UndoLast(msgspec.Struct, frozen=True):
     all: bool = False
 
 
-Action = RunAgent | RunShell | ChangeModel | ChangePermissions | ResetSession | ResumeSession | UndoLast
+class Compact(msgspec.Struct, frozen=True):
+    instructions: str = ""
+
+
+Action = RunAgent | RunShell | ChangeModel | ChangePermissions | ResetSession | ResumeSession | UndoLast | Compact
 
 
 class CommandOutcome(msgspec.Struct):

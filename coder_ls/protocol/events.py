@@ -110,6 +110,13 @@ class CommandsChanged(Event, tag="commandsChanged"):
     pass
 
 
+class ContextCompacted(Event, tag="contextCompacted"):
+    """Added to the contract: the model context was replaced by a summary."""
+
+    summary: str
+    messages_before: int
+
+
 class TurnFinished(Event, tag="turnFinished"):
     status: Literal["completed", "cancelled", "failed"]
 
@@ -142,6 +149,7 @@ AnyEvent = (
     | ModelChanged
     | PermissionsChanged
     | CommandsChanged
+    | ContextCompacted
     | TurnFinished
     | ErrorEvent
     | Notice

@@ -104,6 +104,11 @@ class InterruptData(Tagged, tag="interrupt"):
     cancelled_submissions: list[str]
 
 
+class CompactedData(Tagged, tag="compacted"):
+    summary: str
+    messages_before: int
+
+
 class UsageData(Tagged, tag="usage"):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -123,6 +128,7 @@ Data = (
     | HelpData
     | SessionData
     | InterruptData
+    | CompactedData
     | UsageData
 )
 

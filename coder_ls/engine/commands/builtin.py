@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from coder_ls.engine import gitops
 from coder_ls.engine.commands.context import CommandContext
+from coder_ls.engine.commands.names import BUILTIN_NAMES
 from coder_ls.engine.commands.registry import Command, Registry
 from coder_ls.protocol.actions import (
     ChangeModel,
     ChangePermissions,
     CommandOutcome,
+    Compact,
     ResetSession,
     ResumeSession,
     UndoLast,
@@ -147,6 +149,10 @@ async def cmd_diff(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(reply=text, data=DiffData(stat=result.stat, diff=result.diff, files=result.files))
 
 
+async def cmd_compact(ctx: CommandContext, args: str) -> CommandOutcome:
+    return CommandOutcome(actions=[Compact(instructions=args.strip())])
+
+
 async def cmd_undo(ctx: CommandContext, args: str) -> CommandOutcome:
     arg = args.strip()
     if arg == "":
@@ -168,9 +174,11 @@ def register_builtins(registry: Registry) -> None:
         ),
         Command("new", "Start a new session", "", cmd_new),
         Command("clear", "Empty the model context of this session", "", cmd_clear),
+        Command("compact", "Summarise the conversation to free context", "[what to keep]", cmd_compact),
         Command("resume", "List recent sessions, or resume one", "[session id]", cmd_resume),
         Command("sessions", "List recent sessions", "", cmd_sessions),
         Command("diff", "Show git diff --stat and git diff of the workspace", "", cmd_diff),
         Command("undo", "Revert the files changed by the last submission", "[--all]", cmd_undo),
     ):
         registry.add_builtin(command)
+    assert tuple(registry.builtin_names()) == BUILTIN_NAMES, "update coder_ls/engine/commands/names.py"
