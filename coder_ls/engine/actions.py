@@ -201,7 +201,7 @@ def resume_session(engine: Engine, state: SubmissionState, session_id: str, b: R
     b.session_id = session.id
     info = manager.session_info(session)
     b.reply = f"Resumed session {session.id[:8]}: {session.title or '(untitled)'} ({session.message_count} messages)."
-    b.data = ResumedSession(session=info, message_count=session.message_count)
+    b.data = ResumedSession(session=info, message_count=session.message_count, history=list(session.transcript))
 
 
 async def undo(engine: Engine, state: SubmissionState, everything: bool, b: ResultBuilder) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from pathlib import Path
 
 from coder_ls.agent.policy import SessionGrants
@@ -11,9 +12,21 @@ from coder_ls.engine.host import Host
 from coder_ls.engine.shell import PersistentShell
 from coder_ls.engine.submission import SubmissionState, stamp
 from coder_ls.protocol.events import Event, TodoItem
-from coder_ls.protocol.messages import Message, TextBlock
+from coder_ls.protocol.messages import Message, TextBlock, ToolUseBlock
+from coder_ls.protocol.results import HistoryItem
 from coder_ls.store import log as slog
 from coder_ls.store.index import SessionIndex
+
+HISTORY_LIMIT = 200  # messages a /resume hands the client for its transcript
+
+
+def history_item(message: Message) -> HistoryItem | None:
+    """A message as a transcript shows it; tool results are left out."""
+    text = message.text()
+    tools = [b.name for b in message.content if isinstance(b, ToolUseBlock)]
+    if not text and not tools:
+        return None
+    return HistoryItem(role=message.role, text=text, tools=tools)
 
 
 class Session:
@@ -45,9 +58,13 @@ class Session:
         self.created_at = time.time()
         self.updated_at = self.created_at
         self._log: slog.SessionLog | None = None
+        self.transcript: deque[HistoryItem] = deque(maxlen=HISTORY_LIMIT)
         if loaded is not None:
             self._log = slog.SessionLog.open(root, session_id)
             self.context = list(loaded.context)
+            for entry in loaded.entries[-4 * HISTORY_LIMIT :]:
+                if isinstance(entry, slog.MessageEntry):
+                    self._remember(entry.message)
             self.title = loaded.title or ""
             self.message_count = loaded.message_count
             if loaded.model is not None:
@@ -84,11 +101,17 @@ class Session:
         self.log().append(slog.TitleEntry(title=title, ts=time.time()))
         self.index.set_title(self.id, title)
 
+    def _remember(self, message: Message) -> None:
+        item = history_item(message)
+        if item is not None:
+            self.transcript.append(item)
+
     def record_message(self, message: Message, submission_id: str, *, in_context: bool = True) -> None:
         now = time.time()
         self.log().append(slog.MessageEntry(message=message, submission_id=submission_id, ts=now))
         if in_context:
             self.context.append(message)
+        self._remember(message)
         self.message_count += 1
         self.updated_at = now
         self.index.touch(self.id, now, 1, log_size=self.log().size)

@@ -47,9 +47,18 @@ class SessionList(Tagged, tag="sessions"):
     timezone: str
 
 
+class HistoryItem(Wire):
+    """One message of a session as a transcript shows it."""
+
+    role: Literal["user", "assistant"]
+    text: str
+    tools: list[str] = msgspec.field(default_factory=list)  # tools the assistant called
+
+
 class ResumedSession(Tagged, tag="resumed"):
     session: SessionInfo
     message_count: int
+    history: list[HistoryItem] = msgspec.field(default_factory=list)  # the last messages, oldest first
 
 
 class ModelInfo(Wire):

@@ -158,3 +158,7 @@ async def test_kill_9_then_restart_lists_and_resumes_the_old_session(tmp_path):
         assert info["messageCount"] == 4
         resumed = await s.execute("coder.resume", {"args": sid})
         assert resumed["data"]["messageCount"] == 4
+        # the client gets the conversation back to redraw its transcript
+        history = resumed["data"]["history"]
+        assert [h["role"] for h in history] == ["user"] * 4
+        assert [h["text"].splitlines()[1] for h in history] == [f"$ echo {w}" for w in ("one", "two", "three", "four")]
