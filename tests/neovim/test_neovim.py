@@ -59,8 +59,13 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def run_scenario(name: str, ws: Path, timeout: float = 90) -> dict[str, Any]:
-    """Runs scenarios/<name>.lua in a headless Neovim; returns its result JSON."""
+def run_scenario(
+    name: str, ws: Path, timeout: float = 90, setup: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Runs scenarios/<name>.lua in a headless Neovim; returns its result JSON.
+
+    `setup`: extra options for require('coder').setup() (CODER_TEST_SETUP).
+    """
     assert NVIM is not None
     result_file = ws.parent / f"{name}.result.json"
     home = ws.parent / "home"
@@ -70,6 +75,7 @@ def run_scenario(name: str, ws: Path, timeout: float = 90) -> dict[str, Any]:
         {
             "CODER_TEST_CMD": json.dumps(server_cmd()),
             "CODER_TEST_RESULT": str(result_file),
+            "CODER_TEST_SETUP": json.dumps(setup or {}),
             # keep the user's own config (nvim and coder) out of the test
             "HOME": str(home),
             "XDG_CONFIG_HOME": str(home / ".config"),
@@ -153,14 +159,16 @@ def test_approval_via_vim_ui_select_undo_all(workspace: Path) -> None:
     assert not (workspace / "b.txt").exists()
 
 
-def write_scripted_fix(workspace: Path) -> None:
-    """The scripted provider: one turn calling `edit` (foo -> bar in a.txt), then "done"."""
+def write_scripted_fix(workspace: Path, *more_edits: dict[str, str]) -> None:
+    """The scripted provider: one turn calling `edit` (foo -> bar in a.txt, then
+    `more_edits`), then "done"."""
     coder_dir = workspace / ".coder"
     coder_dir.mkdir()
     (coder_dir / "config.json").write_text(json.dumps({"provider": "scripted", "scriptedFile": "script.json"}))
+    edits = [{"path": "a.txt", "oldString": "foo", "newString": "bar"}, *more_edits]
     script = {
         "turns": [
-            {"toolCalls": [{"name": "edit", "input": {"path": "a.txt", "oldString": "foo", "newString": "bar"}}]},
+            {"toolCalls": [{"name": "edit", "input": e} for e in edits]},
             {"text": "done"},
         ]
     }
@@ -177,6 +185,44 @@ def test_code_action_fix_applies_edit_to_buffer(workspace: Path) -> None:
     # the edit came through workspace/applyEdit into the open buffer
     assert r["buffer"] == ["bar"], r["buffer"]
     assert "editApplied" in r["events"], r["events"]
+    # ... and save_edited_files (default on) wrote the buffer, so the shell and tests see it
+    assert r["save_edited_files"] is True
+    assert r["modified"] is False, r
+    assert r["disk"] == ["bar"], r["disk"]
+    assert (workspace / "a.txt").read_text() == "bar\n"
+
+
+def test_edit_of_a_file_not_open_leaves_no_modified_buffer(workspace: Path) -> None:
+    """Neovim loads a file that is not open to apply the edit, and the server writes
+    it to disk too: the plugin must not leave a modified buffer nor hang on
+    "file changed since reading it" (the turn would time out)."""
+    (workspace / "b.txt").write_text("one\ntwo\n")
+    git(workspace, "add", "b.txt")
+    git(workspace, "commit", "-q", "-m", "b")
+    write_scripted_fix(workspace, {"path": "b.txt", "oldString": "two", "newString": "three"})
+    r = run_scenario("code_action", workspace)
+    check(r)
+    assert r["fix_result"]["status"] == "completed", r["fix_result"]
+    assert r["events"].count("editApplied") == 2, r["events"]
+    assert (workspace / "a.txt").read_text() == "bar\n"
+    assert (workspace / "b.txt").read_text() == "one\nthree\n"
+    other = [b for b in r["loaded_buffers"] if b["name"].endswith("/b.txt")]
+    assert other and other[0]["lines"] == ["one", "three"], r["loaded_buffers"]
+    assert not any(b["modified"] for b in r["loaded_buffers"]), r["loaded_buffers"]
+
+
+def test_code_action_fix_without_save_edited_files(workspace: Path) -> None:
+    write_scripted_fix(workspace)
+    r = run_scenario("code_action", workspace, setup={"save_edited_files": False})
+    check(r)
+    assert r["fix_result"] is not None and r["fix_result"]["status"] == "completed", r["fix_result"]
+    assert "editApplied" in r["events"], r["events"]
+    # the edit is in the buffer (unsaved), the file on disk is unchanged
+    assert r["save_edited_files"] is False
+    assert r["buffer"] == ["bar"], r["buffer"]
+    assert r["modified"] is True, r
+    assert r["disk"] == ["foo"], r["disk"]
+    assert (workspace / "a.txt").read_text() == "foo\n"
 
 
 def test_interrupt_cancels_running_shell(workspace: Path) -> None:
@@ -196,6 +242,7 @@ def test_code_action_through_vim_lsp_buf_code_action(workspace: Path) -> None:
     kinds = [a["kind"] for a in r["asked"]]
     assert "codeaction" in kinds, r["asked"]
     assert r["buffer"] == ["bar"], r["buffer"]
+    assert r["modified"] is False and r["disk"] == ["bar"], r
     assert "done" in r["transcript"], r["transcript"]
 
 

@@ -4,6 +4,7 @@ import { ChatViewProvider, VIEW_ID } from './chatView';
 import { ClientHost } from './client';
 import { Commands } from './commands';
 import { Controller } from './controller';
+import { saveEditedFile } from './documents';
 import { isCommandResult } from './protocol';
 import { StatusBar } from './statusBar';
 
@@ -15,7 +16,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let commands: Commands | undefined;
   host = new ClientHost(
     output,
-    (event) => controller?.handleEvent(event),
+    (event) => {
+      controller?.handleEvent(event);
+      void saveEditedFile(event, (message) => output.appendLine(message));
+    },
     (result) => void (isCommandResult(result) && commands?.show(result, true)),
   );
   controller = new Controller(host);

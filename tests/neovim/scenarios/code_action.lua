@@ -1,5 +1,6 @@
 -- Code action "Coder: Fix" on a range of a.txt: the scripted model calls the
--- edit tool, the edit comes back as workspace/applyEdit and lands in the buffer.
+-- edit tool, the edit comes back as workspace/applyEdit and lands in the buffer;
+-- with save_edited_files (the default) the plugin then writes it to disk.
 local T = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/_lib.lua')
 local util = require('coder.util')
 local R = T.result
@@ -66,7 +67,6 @@ T.run(function()
     end, 'the code action command to finish')
   end
   R.fix_result = res
-  R.buffer = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  R.modified = vim.api.nvim_buf_get_option(buf, 'modified')
+  T.record_saved(buf) -- buffer, modified, disk
   R.ok = true
 end)

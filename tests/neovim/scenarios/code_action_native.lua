@@ -37,6 +37,6 @@ T.run(function()
   T.wait(10000, function()
     return coder.status() == 'coder: idle'
   end, 'idle')
-  R.buffer = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  T.record_saved(buf) -- buffer, modified, disk
   R.ok = true
 end)

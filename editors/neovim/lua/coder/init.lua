@@ -26,6 +26,7 @@ local defaults = {
   on_attach = nil, -- function(client, bufnr)
   approval_timeout_ms = 10 * 60 * 1000, -- Neovim < 0.10 with an async vim.ui.select
   interrupt_fallback_ms = 3000, -- progress cancel not honoured: send coder.interrupt
+  save_edited_files = true, -- :write a buffer after the agent's edit to it (shell/tests see it)
   name = 'coder_ls',
 }
 
@@ -93,6 +94,81 @@ function M.on_event(fn)
   end
 end
 
+--- True when the file on disk holds exactly what :write would put there.
+local function disk_matches(bufnr, fname)
+  if vim.fn.filereadable(fname) ~= 1 then
+    return false
+  end
+  local ok, disk = pcall(vim.fn.readfile, fname, 'b')
+  if not ok then
+    return false
+  end
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local opt = function(name)
+    return vim.api.nvim_buf_get_option(bufnr, name)
+  end
+  if opt('bomb') then
+    return false
+  end
+  local cr = opt('fileformat') == 'dos' and '\r' or ''
+  local eol = opt('eol') or (opt('fixeol') and not opt('binary'))
+  local n = #lines
+  if #disk ~= n + (eol and 1 or 0) or (eol and disk[#disk] ~= '') then
+    return false
+  end
+  for i = 1, n do
+    local want = lines[i] .. ((i < n or eol) and cr or '')
+    if disk[i] ~= want then
+      return false
+    end
+  end
+  return true
+end
+
+--- Writes the loaded, modified buffer of `uri` after the agent's edit landed in
+--- it (`workspace/applyEdit` changes the buffer, not the file), so the agent's
+--- shell and tests see the edit. Returns true when the buffer is saved after it.
+function M.save_edited(uri)
+  if type(uri) ~= 'string' or uri == '' then
+    return false
+  end
+  local ok, fname = pcall(vim.uri_to_fname, uri)
+  -- only buffers that exist already: never create one for a URI
+  if not ok or vim.fn.bufexists(fname) ~= 1 then
+    return false
+  end
+  local bufnr = vim.uri_to_bufnr(uri)
+  if not vim.api.nvim_buf_is_loaded(bufnr) or not vim.api.nvim_buf_get_option(bufnr, 'modified') then
+    return false
+  end
+  if vim.api.nvim_buf_get_option(bufnr, 'buftype') ~= '' then
+    return false
+  end
+  -- The server itself writes a file it did not see open (Neovim loads it to apply
+  -- the edit): the disk then already holds the buffer's text but is newer than
+  -- the buffer, and :write (even :write!) would ask "changed since reading it".
+  -- Re-reading it instead clears 'modified' and keeps the undo history.
+  local cmd = disk_matches(bufnr, fname) and 'silent edit!' or 'silent write'
+  local wrote, err = pcall(vim.api.nvim_buf_call, bufnr, function()
+    vim.cmd(cmd)
+  end)
+  if not wrote then
+    vim.notify('coder: could not save ' .. fname .. ': ' .. tostring(err), vim.log.levels.WARN)
+    return false
+  end
+  return not vim.api.nvim_buf_get_option(bufnr, 'modified')
+end
+
+local function save_edited_later(uri)
+  if vim.in_fast_event() then
+    vim.schedule(function()
+      M.save_edited(uri)
+    end)
+  else
+    M.save_edited(uri)
+  end
+end
+
 local function handle_event(client_id, ev)
   if type(ev) ~= 'table' then
     return
@@ -111,6 +187,9 @@ local function handle_event(client_id, ev)
   local ok, err = pcall(transcript.on_event, ev)
   if not ok then
     vim.notify('coder: transcript: ' .. tostring(err), vim.log.levels.DEBUG)
+  end
+  if ev.type == 'editApplied' and ev.applied == true and M.config.save_edited_files then
+    save_edited_later(ev.uri)
   end
   for _, fn in ipairs(event_listeners) do
     pcall(fn, ev, client_id)

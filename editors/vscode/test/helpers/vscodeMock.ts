@@ -22,8 +22,12 @@ export const answers: { quickPick: Array<(items: unknown[]) => unknown>; inputBo
   inputBox: [],
 };
 
+/** What `workspace.textDocuments` returns (the open documents). */
+export const textDocuments: unknown[] = [];
+
 export function reset(): void {
   calls.length = 0;
+  textDocuments.length = 0;
   registeredCommands.length = 0;
   settings.clear();
   answers.quickPick.length = 0;
@@ -54,6 +58,7 @@ export const vscode = {
   },
   workspace: {
     workspaceFolders: undefined,
+    textDocuments,
     getConfiguration(section: string) {
       const full = (key: string): string => `${section}.${key}`;
       return {

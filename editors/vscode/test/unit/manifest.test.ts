@@ -13,7 +13,7 @@ interface Manifest {
   main: string;
   contributes: {
     commands: Array<{ command: string }>;
-    configuration: { properties: Record<string, { enum?: string[] }> };
+    configuration: { properties: Record<string, { enum?: string[]; type?: string; default?: unknown }> };
     views: Record<string, Array<{ id: string; type?: string }>>;
     viewsContainers: { activitybar: Array<{ id: string }> };
   };
@@ -35,6 +35,8 @@ test('every forwarded server key is a contributed setting; permissions enum matc
   const props = manifest.contributes.configuration.properties;
   for (const key of SERVER_KEYS) assert.ok(props[`coder.${key}`], `missing setting coder.${key}`);
   assert.ok(props['coder.server.path'] && props['coder.server.args']);
+  assert.deepEqual([props['coder.saveEditedFiles']?.type, props['coder.saveEditedFiles']?.default], ['boolean', true]);
+  assert.ok(!(SERVER_KEYS as readonly string[]).includes('saveEditedFiles'));
   assert.deepEqual(props['coder.permissions'].enum, [...PRESETS]);
 });
 
