@@ -37,7 +37,7 @@ def summary_text(summary: str) -> str:
 
 async def summarise(engine: Engine, state: SubmissionState, provider: Provider, model: str, instructions: str) -> str:
     """Ask the model for the summary (same system prompt and tools: the cache prefix holds)."""
-    from coder_ls.agent.turn import _spec, engine_tools, merge_roles
+    from coder_ls.agent.turn import engine_tools, merge_roles
     from coder_ls.llm.base import ProviderRequest, TextDelta
 
     session = state.session
@@ -47,7 +47,7 @@ async def summarise(engine: Engine, state: SubmissionState, provider: Provider, 
         model=model,
         system=system_prompt(engine.root),
         messages=messages,
-        tools=[_spec(t) for t in engine_tools(engine).specs()],
+        tools=engine_tools(engine).specs(),
         max_tokens=engine.config.max_output_tokens,
     )
     state.report("Compacting the conversation")

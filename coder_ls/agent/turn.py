@@ -160,7 +160,7 @@ class Turn:
             model=self.model,
             system=system_prompt(self.engine.root),
             messages=merge_roles(self.session.context),
-            tools=[_spec(t) for t in self.tools.specs()],
+            tools=self.tools.specs(),
             max_tokens=self.config.max_output_tokens,
             thinking_budget=self.config.thinking_budget or None,
         )
@@ -325,12 +325,6 @@ class Turn:
         message = verify_message(command, result.output, result.exit_code, result.timed_out)
         self.record(Message(role="user", content=[TextBlock(text=message)]))
         return True
-
-
-def _spec(tool_spec: Any) -> Any:
-    from coder_ls.llm.base import ToolSpec
-
-    return ToolSpec(name=tool_spec.name, description=tool_spec.description, input_schema=tool_spec.input_schema)
 
 
 def engine_tools(engine: Engine) -> ToolRegistry:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import tempfile
 from pathlib import Path
 
 import msgspec
@@ -46,18 +44,11 @@ def resolve_caps(caps: types.ClientCapabilities) -> ClientCaps:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """The agent's own atomic write (mode kept, symlinks written through), loaded when first
+    needed so the tools stay off the `initialize` path."""
+    from coder_ls.agent.tools.fileio import atomic_write as write
+
+    write(path, text)
 
 
 class LspHost:
@@ -65,7 +56,6 @@ class LspHost:
         self.server = server
         self._caps = caps
         self.progress = progress
-        self._encoder = msgspec.json.Encoder()
 
     @property
     def caps(self) -> ClientCaps:

@@ -131,11 +131,8 @@ class CoderServer(LanguageServer):
             await self.engine.shutdown()
 
     # -- commands ---------------------------------------------------------------------------
-    def _engine(self) -> Engine:
-        return self.ensure_engine()
-
     async def _on_execute_command(self, params: types.ExecuteCommandParams, msg_id: Any) -> Any:
-        engine = self._engine()
+        engine = self.ensure_engine()
         try:
             op, session_id = decode(params.command, params.arguments, engine.registry.builtin_names())
         except BadArguments as exc:

@@ -13,6 +13,7 @@ import msgspec
 from coder_ls.agent.paths import PathError, display_path, resolve_path
 from coder_ls.agent.policy import SessionGrants
 from coder_ls.engine.host import Host
+from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.events import Event, TodoItem
 
@@ -90,14 +91,6 @@ class ToolContext:
 
     def rel(self, path: Path) -> str:
         return display_path(self.root, path)
-
-
-class ToolSpec(msgspec.Struct, frozen=True):
-    """What the model is told about a tool (`input_schema` is a JSON schema object)."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
 
 
 def _inline(node: Any, defs: Mapping[str, Any], depth: int = 0) -> Any:
