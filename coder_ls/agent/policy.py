@@ -1,18 +1,26 @@
 """Permission policy: may this tool call run, must the user be asked, or is it refused?
 
-Order: the agent's tool allowlist, then the tool-level risk checks (a refused shell
-command, a path leaving the workspace: deny whatever the preset), then the rules of
-the configuration (the most specific match wins, deny beats ask beats allow at equal
-specificity), then the session's grants ("Allow for session"), then the preset.
+Order: the agent's tool allowlist; the tool-level risk checks (a refused shell command,
+a path leaving the workspace: deny whatever the preset); the protected paths (a file
+tool writing `.git/` or `.coder/` is always asked about, whatever the preset, rules or
+grants say); then the rules, which refine the preset: a matching `deny` wins, a matching
+`ask` beats the preset's `allow`, a matching `allow` (or a session grant) beats the
+preset's `ask`.
 
-A shell command is judged segment by segment (`a && b | c`): every segment must be
-allowed for the command to be allowed, and one denied segment denies it. A segment
-with command substitution never matches an allow prefix.
+Shell commands are matched on the structure `engine.shellparse` gives, never on raw
+text. A deny rule for a program catches it wherever it runs: behind wrappers (`env`,
+`sudo`, `xargs`, absolute paths), in `sh -c`, `eval`, functions and substitutions. An
+allow rule (or grant) covers a line only when every simple command in it is covered,
+every word is a literal, no redirection writes outside the workspace (or somewhere
+unknown), and the line parsed. A prefix never covers the `-c`/`-e` flags, and for the
+programs in `EXACT_PROGRAMS` (interpreters, shells, wrappers, destructive tools) a rule
+covers only the exact command it names.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
@@ -20,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from coder_ls.agent.paths import PathError, display_path, glob_literal_length, glob_match, resolve_path
+from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path
+from coder_ls.engine.shellparse import Command, ParsedLine, parse
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved
 
@@ -32,7 +41,7 @@ CommandCheck = Callable[[str, Path], "str | None"]
 
 ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite"})
 READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
-WRITE_TOOLS = frozenset({"write", "edit", "multiEdit"})
+WRITE_TOOLS = frozenset({"write", "edit", "multiEdit"})  # every tool that writes files
 SHELL_TOOLS = frozenset({"bash"})
 PATH_TOOLS = READ_TOOLS | WRITE_TOOLS
 
@@ -43,7 +52,17 @@ MULTI_WORD = frozenset(
     "git npm pnpm yarn bun npx cargo go docker kubectl pip pip3 poetry uv make dotnet gradle mvn deno "
     "rustup brew apt apt-get".split()
 )
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;"})
+# Programs that run arbitrary code or act on whatever follows them: a grant or rule for
+# them covers only the exact command it names, never a prefix.
+EXACT_PROGRAMS = frozenset(
+    "python python2 python3 pypy pypy3 node nodejs ruby perl php lua deno bun awk gawk mawk nawk "
+    "bash sh zsh dash ksh fish busybox env timeout xargs find sudo doas su nice nohup setsid stdbuf time "
+    "exec command builtin eval watch coproc chroot flock ionice chrt taskset strace ltrace source . "
+    "rm rmdir unlink shred dd truncate chmod chown chgrp mv kill pkill ssh scp rsync curl wget sed".split()
+)
+# Flags that hand code to a program: never covered by a prefix.
+CODE_FLAGS = frozenset({"-c", "-e", "--eval", "--command", "-exec", "-execdir", "-ok", "--exec"})
+PROTECTED_DIRS = (".git", ".coder")
 
 
 class Decision(msgspec.Struct, frozen=True):
@@ -77,11 +96,10 @@ class SessionGrants:
     def __len__(self) -> int:
         return len(self._grants)
 
-    def covers(self, tool: str, segment: list[str] | None, rel: str | None) -> bool:
-        for g in self._grants:
-            if g.tool == tool and _constraint_matches(g.command, g.path, segment, rel):
-                return True
-        return False
+    def covers_path(self, tool: str, rel: str) -> bool:
+        return any(
+            g.tool == tool and g.command is None and (g.path is None or glob_match(g.path, rel)) for g in self._grants
+        )
 
 
 class ApprovalDecision(msgspec.Struct, frozen=True):
@@ -90,100 +108,144 @@ class ApprovalDecision(msgspec.Struct, frozen=True):
     message: str = ""  # for the model when not allowed
 
 
-# --- shell command segments and prefixes -------------------------------------------------
+# --- shell commands -----------------------------------------------------------------------
 
 
-def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: fall back to whitespace
-        return command.split()
+def _program(word: str | None) -> str | None:
+    return None if word is None else os.path.basename(word) or word
 
 
-def command_segments(command: str) -> list[list[str]]:
-    """The simple commands of a shell line, each as its words (`a && b; c` -> 3)."""
-    segments: list[list[str]] = []
-    for line in command.splitlines():
-        current: list[str] = []
-        tokens = _tokens(line)
-        i = 0
-        while i < len(tokens):
-            token = tokens[i]
-            i += 1
-            nxt = tokens[i] if i < len(tokens) else ""
-            if token == "&" and current and current[-1].endswith((">", "<")) and nxt:
-                current[-1] += "&" + nxt  # `2>&1`, `<&3`: a redirection, not a separator
-                i += 1
-            elif token == "&" and nxt.startswith(">"):
-                current.append("&" + nxt)  # `&>file`
-                i += 1
-            elif token in _SEPARATORS:
-                if current:
-                    segments.append(current)
-                current = []
-            else:
-                current.append(token)
-        if current:
-            segments.append(current)
-    return segments
-
-
-def _has_substitution(command: str) -> bool:
-    return "$(" in command or "`" in command or "<(" in command or ">(" in command
-
-
-def command_prefix(words: list[str]) -> list[str]:
-    """The words a grant or "Always allow" keeps: leading `VAR=x`, the program, and its
-    subcommand for known multi-word tools (`git push`, `npm test`, `python -m pytest`)."""
+def _skip_assignments(words: tuple[str | None, ...]) -> int:
     i = 0
-    while i < len(words) and "=" in words[i] and not words[i].startswith("="):
+    while i < len(words) and words[i] is not None and "=" in str(words[i]) and not str(words[i]).startswith("="):
         i += 1
-    if i >= len(words):
-        return list(words)
-    program = words[i]
-    base = program.rsplit("/", 1)[-1]
+    return i
+
+
+def command_prefix(words: tuple[str | None, ...] | list[str]) -> list[str]:
+    """The words a grant or "Always allow" keeps: leading `VAR=x`, the program, and its
+    subcommand for known multi-word tools (`git push`, `npm test`); the exact command for
+    the programs in EXACT_PROGRAMS."""
+    words = tuple(words)
+    i = _skip_assignments(words)
+    if i >= len(words) or any(w is None for w in words):
+        return [str(w) for w in words if w is not None]
+    program = _program(words[i])
+    if program in EXACT_PROGRAMS or program is None:
+        return [str(w) for w in words]
     end = i + 1
-    if base.startswith("python") and words[end : end + 1] == ["-m"]:
-        end = min(end + 2, len(words))
-    elif base in MULTI_WORD and end < len(words) and not words[end].startswith("-"):
+    if program in MULTI_WORD and end < len(words) and not str(words[end]).startswith("-"):
         end += 1
-    return words[:end]
+    return [str(w) for w in words[:end]]
 
 
-def _constraint_matches(
-    command: str | None, path: str | None, segment: list[str] | None, rel: str | None
-) -> bool:
-    if command is not None:
-        if segment is None:
-            return False
-        prefix = _tokens(command)
-        return bool(prefix) and segment[: len(prefix)] == prefix
-    if path is not None:
-        return rel is not None and glob_match(path, rel)
-    return True
-
-
-def _specificity(rule: Rule, tool: str) -> tuple[int, int, int]:
-    if rule.command is not None:
-        size = len(_tokens(rule.command))
-    elif rule.path is not None:
-        size = glob_literal_length(rule.path)
-    else:
-        size = 0
-    constrained = int(rule.command is not None or rule.path is not None)
-    return (constrained, size, int(rule.tool == tool))
-
-
-def _best_rule(rules: list[Rule], tool: str, segment: list[str] | None, rel: str | None) -> Rule | None:
-    matching = [
-        r for r in rules if r.tool in (tool, "*") and _constraint_matches(r.command, r.path, segment, rel)
-    ]
-    if not matching:
+def _rule_words(text: str) -> tuple[str, ...] | None:
+    line = parse(text)
+    if not line.parsed or len(line.commands) != 1 or None in line.commands[0].written:
         return None
-    return max(matching, key=lambda r: (_specificity(r, tool), _SEVERITY[r.action]))
+    return tuple(str(w) for w in line.commands[0].written)
+
+
+def _prefix_covers(prefix: tuple[str, ...], words: tuple[str | None, ...]) -> bool:
+    """An allow/ask rule or grant for `prefix` covers the command `words` (as written)."""
+    if not prefix or None in words or len(words) < len(prefix):
+        return False
+    head = words[: len(prefix)]
+    k = _skip_assignments(prefix)
+    if head[:k] != prefix[:k] or head[k + 1 :] != prefix[k + 1 :]:
+        return False
+    if k < len(prefix) and head[k] != prefix[k] and _program(head[k]) != prefix[k]:
+        return False
+    if k < len(prefix) and _program(prefix[k]) in EXACT_PROGRAMS:
+        return len(words) == len(prefix)
+    return not any(w in CODE_FLAGS for w in words[len(prefix) :])
+
+
+def _deny_covers(prefix: tuple[str, ...], cmd: Command) -> bool:
+    """A deny rule for `prefix` catches the program as written, unwrapped, or by basename."""
+    k = _skip_assignments(prefix)
+    core = prefix[k:]
+    if not core:
+        return True
+    for words in (cmd.written, cmd.words):
+        start = _skip_assignments(words)
+        rest = words[start:]
+        if len(rest) >= len(core) and _program(rest[0]) == _program(core[0]) and rest[1 : len(core)] == core[1:]:
+            return True
+    return False
+
+
+def _writes_outside(line: ParsedLine, root: Path) -> str | None:
+    real_root = root.resolve()
+    moves = any(c.program in ("cd", "pushd", "popd") for c in line.commands)
+    for redirect in line.redirects:
+        if not redirect.writes:
+            continue
+        target = redirect.target
+        if moves and target is not None and not target.startswith("/") and not target.isdigit():
+            return f"a redirection writes to {target} after a `cd`, which may be anywhere"
+        if target is None:
+            return "a redirection writes to a target that is not a literal"
+        if target in ("/dev/null", "/dev/stdout", "/dev/stderr") or target.isdigit():
+            continue
+        if target.startswith("~") or "$" in target:
+            return f"a redirection writes to {target}, outside the workspace"
+        real = Path(os.path.realpath(root / target))
+        if not real.is_relative_to(real_root):
+            return f"a redirection writes to {target}, outside the workspace"
+        if _protected(real, real_root):
+            return f"a redirection writes to {target}, a protected path"
+    return None
+
+
+def _shell_decision(command: str, config: Config, grants: SessionGrants | None, root: Path) -> Decision:
+    line = parse(command, cwd=str(root))
+    rules = [r for r in config.rules if r.tool in ("bash", "*")]
+    commands = line.commands
+    for rule in rules:
+        if rule.action != "deny":
+            continue
+        prefix = _words_of(rule.command)
+        if prefix is None:
+            continue
+        hit = next((c for c in commands if _deny_covers(prefix, c)), None)
+        if hit is not None or (rule.command is None and commands):
+            shown = shlex.join(str(w) for w in (hit.words if hit else ()) if w is not None) or command[:80]
+            return Decision("deny", f"a rule denies `{rule.command or rule.tool}` (`{shown}`)")
+        if any(c.program is None for c in commands):
+            return Decision("ask", f"a program that is not a literal could be `{rule.command}`, which a rule denies")
+    preset = preset_action(config.permissions, "bash")
+    allowed = _why_not_allowed(line, root) is None and bool(commands)
+
+    def covered(prefixes: list[tuple[str, ...]]) -> bool:
+        return allowed and all(any(not p or _prefix_covers(p, c.written) for p in prefixes) for c in commands)
+
+    allows = [p for r in rules if r.action == "allow" and (p := _words_of(r.command)) is not None]
+    session = [p for g in (grants or ()) if g.tool == "bash" and (p := _words_of(g.command)) is not None]
+    for rule in rules:
+        if rule.action == "ask":
+            prefix = _words_of(rule.command)
+            asked = prefix is not None and (not prefix or any(_prefix_covers(prefix, c.written) for c in commands))
+            if asked and not covered(session):  # a session grant is the user's answer to an ask rule
+                return Decision("ask", f"rule for `{rule.command or rule.tool}`")
+    if covered(allows):
+        return Decision("allow", "allowed by the rules")
+    if covered(allows + session):
+        return Decision("allow", "allowed for this session")
+    why_not = _why_not_allowed(line, root)
+    return Decision(preset, f"preset {config.permissions}" + (f" ({why_not})" if why_not else ""))
+
+
+def _words_of(command: str | None) -> tuple[str, ...] | None:
+    return () if command is None else _rule_words(command)
+
+
+def _why_not_allowed(line: ParsedLine, root: Path) -> str | None:
+    if not line.parsed:
+        return "the command could not be parsed"
+    if line.unknown_scripts:
+        return line.unknown_scripts[0]
+    return _writes_outside(line, root)
 
 
 def preset_action(preset: str, tool: str) -> Action:
@@ -212,6 +274,31 @@ def _default_check(command: str, root: Path) -> str | None:
     return result
 
 
+def _protected(real: Path, real_root: Path) -> bool:
+    try:
+        parts = real.relative_to(real_root).parts
+    except ValueError:
+        return False
+    return any(part in PROTECTED_DIRS for part in parts)
+
+
+def protected_reason(tool: str, input: Any, root: Path) -> str | None:
+    """Why a file tool writing this path must be asked about (`.git/` internals, `.coder/`)."""
+    if tool not in WRITE_TOOLS:
+        return None
+    raw = _field(input, "path")
+    if not isinstance(raw, str) or not raw:
+        return None
+    lexical = Path(os.path.normpath(root / raw))
+    real = Path(os.path.realpath(lexical))
+    real_root = root.resolve()
+    if not (_protected(real, real_root) or _protected(lexical, Path(os.path.abspath(root)))):
+        return None
+    if ".coder" in real.parts or ".coder" in lexical.parts:
+        return "it is in .coder/, the agent's own configuration (it could change its permissions)"
+    return "it is in .git/, git's internals (its config and hooks can run code on any later git command)"
+
+
 def _rel_for(tool: str, input: Any, root: Path, config: Config) -> tuple[str | None, str | None]:
     """(relative path for rules, refusal reason) of a file tool's input."""
     if tool not in PATH_TOOLS:
@@ -224,6 +311,11 @@ def _rel_for(tool: str, input: Any, root: Path, config: Config) -> tuple[str | N
     except PathError as exc:
         return None, str(exc)
     return display_path(root, path), None
+
+
+def _real_rel(root: Path, rel: str) -> str:
+    real = Path(os.path.realpath(root / rel))
+    return display_path(root.resolve(), real)
 
 
 def decide(
@@ -248,33 +340,34 @@ def decide(
         refusal = (check_command or _default_check)(command, root)
         if refusal:
             return Decision("deny", refusal)
-        substitution = _has_substitution(command)
-        actions: list[tuple[Action, str]] = []
-        for segment in command_segments(command) or [[]]:
-            rule = _best_rule(config.rules, tool, segment, None)
-            if rule is not None and rule.action == "deny":
-                actions.append(("deny", f"a rule denies `{' '.join(segment)}`"))
-            elif substitution and (rule is None or rule.command is not None):
-                # A prefix must not vouch for whatever `$(...)` runs.
-                actions.append((preset_action(config.permissions, tool), "command substitution"))
-            elif rule is not None and rule.action == "allow":
-                actions.append(("allow", f"rule for `{rule.command or tool}`"))
-            elif grants is not None and grants.covers(tool, segment, None):
-                actions.append(("allow", "allowed for this session"))
-            elif rule is not None:
-                actions.append((rule.action, f"rule for `{rule.command or tool}`"))
-            else:
-                actions.append((preset_action(config.permissions, tool), f"preset {config.permissions}"))
-        action, reason = max(actions, key=lambda a: _SEVERITY[a[0]])
-        return Decision(action, reason)
+        return _shell_decision(command, config, grants, root)
 
     rel, refusal = _rel_for(tool, input, root, config)
     if refusal:
         return Decision("deny", refusal)
-    rule = _best_rule(config.rules, tool, None, rel)
-    if rule is not None and (rule.action != "ask" or grants is None or not grants.covers(tool, None, rel)):
-        return Decision(rule.action, f"rule for {rule.tool} {rule.path or ''}".rstrip())
-    if grants is not None and grants.covers(tool, None, rel):
+    family = WRITE_TOOLS if tool in WRITE_TOOLS else frozenset({tool})
+    paths = {rel, _real_rel(root, rel)} if rel is not None else set()
+    real = _real_rel(root, rel) if rel is not None else None
+
+    def matching(action: str, tools: Collection[str], among: Collection[str | None]) -> Rule | None:
+        for r in config.rules:
+            if r.action == action and r.tool in (*tools, "*") and r.command is None:
+                if r.path is None or any(p is not None and glob_match(r.path, p) for p in among):
+                    return r
+        return None
+
+    if rule := matching("deny", family, paths):
+        return Decision("deny", f"rule for {rule.tool} {rule.path or ''}".rstrip())
+    if why := protected_reason(tool, input, root):
+        return Decision("ask", f"a protected path: {why}")
+    granted = grants is not None and real is not None and grants.covers_path(tool, real)
+    if (rule := matching("ask", family, paths)) and not granted:
+        return Decision("ask", f"rule for {rule.tool} {rule.path or ''}".rstrip())
+    if (rule := matching("allow", (tool,), [real] if real is not None else [])) and (
+        rel is None or matching("allow", (tool,), [rel])
+    ):
+        return Decision("allow", f"rule for {rule.tool} {rule.path or ''}".rstrip())
+    if granted:
         return Decision("allow", "allowed for this session")
     return Decision(preset_action(config.permissions, tool), f"preset {config.permissions}")
 
@@ -286,23 +379,28 @@ def approval_scope(tool: str, input: Any, root: Path, config: Config | None = No
     """What "Allow for session" / "Always allow" cover: command prefixes or a path glob.
 
     A file inside a directory grants the directory (`src/**`); a file at the root
-    grants that file only.
+    grants that file only. A protected path (`.git/`, `.coder/`) grants nothing wider
+    than itself, and is asked about again anyway.
     """
     if tool in SHELL_TOOLS:
         command = _field(input, "command")
         if not isinstance(command, str):
-            return [Grant(tool)]
+            return [Grant(tool, command=str(command))]
+        line = parse(command, cwd=str(root))
         seen: list[Grant] = []
-        for segment in command_segments(command):
-            grant = Grant(tool, command=shlex.join(command_prefix(segment)))
-            if grant not in seen:
+        for cmd in line.commands:
+            grant = Grant(tool, command=shlex.join(command_prefix(cmd.written)))
+            if grant not in seen and grant.command:
                 seen.append(grant)
-        return seen or [Grant(tool)]
+        return seen or [Grant(tool, command=command)]
     if tool in PATH_TOOLS:
         rel, refusal = _rel_for(tool, input, root, config or Config())
         if rel is None or refusal:
-            return [Grant(tool)]
+            return [Grant(tool, path="")]
+        rel = _real_rel(root, rel)
         parent = rel.rpartition("/")[0]
+        if protected_reason(tool, input, root):
+            return [Grant(tool, path=rel)]
         return [Grant(tool, path=f"{parent}/**" if parent else rel)]
     return [Grant(tool)]
 
@@ -316,7 +414,8 @@ def describe_call(tool: str, input: Any, root: Path) -> str:
     path = _field(input, "path")
     if isinstance(path, str):
         verb = {"read": "read", "write": "write", "edit": "edit", "multiEdit": "edit"}.get(tool, tool)
-        return f"{verb} {path}"
+        why = protected_reason(tool, input, root)
+        return f"{verb} {path}" + (f" (a protected path: {why})" if why else "")
     return f"use {tool}"
 
 
@@ -328,13 +427,24 @@ async def approve(
     persist_rule: Callable[[Rule], None],
     *,
     call_id: str | None = None,
+    detail: str = "",
 ) -> ApprovalDecision:
     """Ask the user about one tool call (`Allow once`, `Allow for session`, `Always allow`,
-    `Deny`). A dismissed question is a denial; a cancelled task re-raises CancelledError."""
+    `Deny`). A dismissed question is a denial, and so is one left unanswered for
+    `approvals.timeoutSeconds`; a cancelled task re-raises CancelledError. `detail` (an
+    edit's unified diff) follows the question's first line."""
     cid = call_id if call_id is not None else ctx.call_id
     ctx.emit(ApprovalRequested(call_id=cid, tool=tool, summary=summary))
+    message = f"Coder wants to {summary} ({tool})." + (f"\n{detail}" if detail else "")
+    timeout = ctx.config.approvals.timeout_seconds
+    timed_out = False
     try:
-        choice = await ctx.host.ask("info", f"Coder wants to {summary} ({tool}).", list(CHOICES))
+        choice = await asyncio.wait_for(ctx.host.ask("info", message, list(CHOICES)), timeout)
+    except TimeoutError:
+        choice, timed_out = None, True
+        ctx.host.show_message(
+            "warning", f"Coder: the approval to {summary} was not answered within {timeout:g}s; the call was denied."
+        )
     except asyncio.CancelledError:
         ctx.emit(ApprovalResolved(call_id=cid, decision="cancelled"))
         raise
@@ -351,7 +461,9 @@ async def approve(
             ctx.grants.add(grant)
         result = ApprovalDecision(True, "alwaysAllow")
     else:
-        why = "dismissed the question" if choice is None else "denied it"
+        why = "denied it"
+        if choice is None:
+            why = f"did not answer within {timeout:g}s" if timed_out else "dismissed the question"
         result = ApprovalDecision(
             False, "deny", f"The user {why}: the {tool} call did not run. Do not retry it as is."
         )

@@ -1,66 +1,42 @@
 """Refuse shell commands that would destroy the machine or data outside the workspace.
 
-Commands are tokenized like bash does (`shlex` cannot tell `"|"` from `|`), split
-into simple commands, looked at through wrappers (`sudo`, `env`, `xargs`) and into
-nested scripts (`bash -c`, `eval`, `$(...)`, `echo ... | sh`), and judged by what they
-would do: `echo "rm -rf /"` is fine. Unparseable quoting falls back to regexes.
+The line is parsed once by `engine.shellparse` (tree-sitter-bash): every simple command
+that may run (behind wrappers, in `sh -c`, `eval`, here-docs, pipes into a shell,
+function bodies, substitutions) is judged by what it would do, so `echo "rm -rf /"` and
+`grep 'os.fork(' .` are fine while `command rm -rf ~`, `x=/; rm -rf $x` and
+`echo cm0gLXJmIC8= | base64 -d | sh` are not. A word we cannot know (a variable from
+the environment, `$(…)`) is an unknown target: harmless for `ls`, refused as the target
+of a recursive delete. Relative paths resolve from the shell's cwd, and a `cd` moves it.
+The time is linear in the length of the line; `check_command_async` runs long lines in a
+worker thread so the event loop never waits on them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shlex
 import tempfile
-from dataclasses import dataclass, field
-from itertools import chain
+from dataclasses import dataclass
 from pathlib import Path
 
-_OPERATORS = sorted([*"&& || ;; ;& ;;& |& >> << <<- <<< &> &>> >& <& >| <> ; | & < > ( )".split(), "\n"], key=len)[::-1]
-_SEPARATORS = {";", "&", "&&", "||", "|", "|&", "(", ")", "\n", ";;", ";&", ";;&"}
-_KEYWORDS = set("! { } if then else elif fi while until do done time esac".split())
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
-_SHELLS = {"bash", "sh", "dash", "zsh", "ksh", "ash", "mksh"}  # their `-c` scripts are checked too
-_WRAPPERS: dict[str, set[str]] = {  # name -> its options that take a separate argument
-    "sudo": {"-u", "-g", "-p", "-C", "-D", "-h", "-R", "-r", "-t", "-U", "-T"},
-    "doas": {"-u", "-C"},
-    "env": {"-u", "-C", "-S", "--unset", "--chdir", "--split-string"},
-    "nice": {"-n", "--adjustment"},
-    "ionice": {"-c", "-n", "-p", "-P", "-u"},
-    "exec": {"-a"},
-    "time": {"-f", "-o"},
-    "stdbuf": {"-i", "-o", "-e"},
-    "timeout": {"-s", "-k", "--signal", "--kill-after"},
-    "xargs": {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args"},
-    **{name: set[str]() for name in "nohup command builtin chrt taskset setsid unbuffer busybox".split()},
-}
+from coder_ls.engine.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, parse
+
 _MKFS = re.compile(r"^(mkfs(\..+)?|mke2fs|mkswap|mkntfs|mkdosfs|mkexfatfs|wipefs|blkdiscard)$")
 _PARTITIONERS = {"fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted"}
 _POWER = {"shutdown", "reboot", "halt", "poweroff"}
 _POWER_VERBS = set("poweroff reboot halt kexec suspend hibernate hybrid-sleep emergency rescue".split())
 _SAFE_DEVICES = set("null zero full random urandom stdin stdout stderr tty ptmx console fd pts shm".split())
 _SYSTEM_DIRS = ("/etc", "/boot", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/var/lib")
-_FORK_BOMBS = (
-    re.compile(r"(?P<n>[^\s(){};|&<>'\"]+)\s*\(\s*\)\s*\{[^}]*?(?P=n)\s*\|\s*&?\s*(?P=n)"),
-    re.compile(r"function\s+(?P<n>[^\s(){};|&]+)\s*(\(\s*\))?\s*\{[^}]*?(?P=n)\s*\|\s*&?\s*(?P=n)"),
-    re.compile(r"\bfork\s+while\s+fork\b|while\s*\(?\s*(1|true|True)\s*\)?\s*:?\s*\{?\s*(os\.)?fork\s*\("),
+_CODE_FORK = re.compile(
+    r"fork\s+while\s+fork|while\s*\(?\s*(1|true|True)\s*\)?\s*:?\s*\{?\s*(os\.|process\.)?fork\s*\("
 )
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", re.S)
-_FALLBACKS = tuple(
-    re.compile(pattern)
-    for pattern in (
-        r"--no-preserve-root",
-        r"\brm\s+(-\S+\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(-\S+\s+)*[\"']?(/\*?|~/?\*?|\$\{?HOME\}?/?\*?|\.\./?\*?"
-        r"|/(bin|boot|etc|home|lib\w*|opt|root|usr|var)/?)[\"']?(\s|$|[;&|])",
-        r"\b(mkfs(\.\w+)?|mke2fs|mkswap|wipefs|blkdiscard)\b",
-        r"\bdd\b[^;&|]*\bof=/dev/(?!(null|zero|stdout|stderr)\b)",
-        r">\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|mapper)",
-        r"(^|[;&|(\s])(sudo\s+)?(shutdown|reboot|halt|poweroff)\b",
-        r"\bkill\s+(-\S+\s+)?(--\s+)?-1\b",
-        r"\bch(mod|own|grp)\s+(-\S+\s+)*-\S*R\S*\s+(\S+\s+)?[\"']?(/|~)[\"']?(\s|$)",
-        r"\bfind\s+[\"']?(/|~)[\"']?\s.*-(delete|exec\s+rm)\b",
-    )
-)
+_CODE_RMTREE = re.compile(r"rmtree\(\s*(['\"](/|~)[^'\"]*['\"]|os\.path\.expanduser|Path\.home|pathlib\.Path\(['\"]/)")
+_CODE_STRING = re.compile(r"'([^'\\]*)'|\"([^\"\\]*)\"|\bqq?\s*\(([^()]*)\)")
+_LISTERS = {"find", "fd", "git", "ls", "grep", "rg"}
+_SEPARATOR = re.compile(r"&&|\|\||[;\n|&]|\[\[|\]\]")
+ASYNC_THRESHOLD = 16 * 1024  # longer lines are checked in a worker thread
 
 
 @dataclass
@@ -69,288 +45,206 @@ class _Ctx:
     home: Path
     cwd: Path | None  # None once a `cd` went somewhere unknown
     temps: tuple[Path, ...]
-
-
-@dataclass
-class _Cmd:
-    words: list[str] = field(default_factory=list)
-    redirects: list[tuple[str, str]] = field(default_factory=list)
-    piped_from: _Cmd | None = None
+    depth: int = 0
 
 
 def check_command(command: str, root: Path, *, cwd: Path | None = None, home: Path | None = None) -> str | None:
     """Why `command` is refused, or None if it may run. `cwd` defaults to `root`."""
     real_root = Path(root).resolve()
     temps = {Path(p).resolve() for p in ("/tmp", "/var/tmp", tempfile.gettempdir())}
-    ctx = _Ctx(real_root, Path(home or Path.home()).resolve(), Path(cwd or root).absolute(), tuple(temps))
-    reason = _check(command, ctx, 0)
+    real_home = Path(home or Path.home()).resolve()
+    start = Path(cwd or root).absolute()
+    ctx = _Ctx(real_root, real_home, start, tuple(temps))
+    line = parse(command, home=str(real_home), cwd=str(start))
+    reason = _check_line(line, ctx)
+    if reason is None and not line.parsed:
+        reason = _check_pieces(command, ctx)
     return f"Refused: {reason}. Nothing was run." if reason else None
 
 
-def _check(text: str, ctx: _Ctx, depth: int) -> str | None:
-    if depth > 6:
-        return "the command nests shells too deeply to be checked"
-    unquoted = _QUOTED.sub("''", text)
-    if any(bomb.search(unquoted) for bomb in _FORK_BOMBS[:2]) or _FORK_BOMBS[2].search(text):
-        return "this is a fork bomb, it would exhaust the machine's processes"
-    try:
-        tokens, subs = _tokenize(text)
-    except ValueError:
-        if any(pattern.search(text) for pattern in _FALLBACKS):
-            return "the command looks destructive (its quoting could not be parsed, so it was judged by its text)"
-        return None
-    nested = (_check(sub, ctx, depth + 1) for sub in subs)
-    simple = (_check_simple(cmd, ctx, depth) for cmd in _split(tokens))  # lazy: `cd` moves ctx.cwd
-    return next((reason for reason in chain(nested, simple) if reason), None)
+async def check_command_async(
+    command: str, root: Path, *, cwd: Path | None = None, home: Path | None = None
+) -> str | None:
+    """`check_command`, in a worker thread when the line is long."""
+    if len(command) <= ASYNC_THRESHOLD:
+        return check_command(command, root, cwd=cwd, home=home)
+    return await asyncio.to_thread(check_command, command, root, cwd=cwd, home=home)
 
 
-def _tokenize(text: str) -> tuple[list[tuple[bool, str]], list[str]]:
-    """(is_operator, value) tokens with quotes removed, plus nested command texts."""
-    tokens: list[tuple[bool, str]] = []
-    subs: list[str] = []
-    heredocs: list[tuple[int, bool]] = []  # (index of the delimiter token, strip tabs)
-    word: list[str] = []
-    in_word = False
-    i, n = 0, len(text)
-
-    def flush() -> None:
-        nonlocal in_word
-        if in_word:
-            tokens.append((False, "".join(word)))
-        word.clear()
-        in_word = False
-
-    while i < n:
-        c = text[i]
-        if c in " \t\r":
-            flush()
-            i += 1
-        elif c == "#" and not in_word:
-            while i < n and text[i] != "\n":
-                i += 1
-        elif c == "\\":  # an escaped newline joins lines
-            in_word = in_word or text[i + 1 : i + 2] != "\n"
-            word.append(text[i + 1 : i + 2].strip("\n"))
-            i += 2
-        elif c == "'":
-            end = text.find("'", i + 1)
-            if end < 0:
-                raise ValueError("unterminated '")
-            word.append(text[i + 1 : end])
-            in_word, i = True, end + 1
-        elif c == '"':
-            i = _double_quoted(text, i + 1, word, subs)
-            in_word = True
-        elif c in "$`" or (c in "<>" and text.startswith("(", i + 1)):
-            i = _expansion(text, i, word, subs)
-            in_word = True
-        elif c in ";|&<>()\n":
-            flush()
-            op = next(o for o in _OPERATORS if text.startswith(o, i))
-            i += len(op)
-            if op in ("<<", "<<-"):
-                heredocs.append((len(tokens) + 1, op == "<<-"))
-            if op == "\n" and heredocs:
-                i = _read_heredocs(text, i, tokens, heredocs)
-            tokens.append((True, op))
-        else:
-            word.append(c)
-            in_word, i = True, i + 1
-    flush()
-    return tokens, subs
-
-
-def _double_quoted(text: str, i: int, word: list[str], subs: list[str]) -> int:
-    while i < len(text):
-        c = text[i]
-        if c == '"':
-            return i + 1
-        if c == "\\" and text[i + 1 : i + 2] in ('"', "\\", "$", "`", "\n"):
-            word.append(text[i + 1])
-            i += 2
-        elif c in "$`":
-            i = _expansion(text, i, word, subs)
-        else:
-            word.append(c)
-            i += 1
-    raise ValueError('unterminated "')
-
-
-def _expansion(text: str, i: int, word: list[str], subs: list[str]) -> int:
-    """`$(...)`, backquotes, `<(...)`, `${...}`, `$((...))`, `$'...'` or a plain `$`."""
-    if text.startswith("$(", i) or text[i] in "<>":
-        end = _matching(text, i + 2, "(", ")")
-        if not text.startswith("$((", i):
-            subs.append(text[i + 2 : end])
-    elif text[i] == "`":
-        end = _closing(text, i + 1, "`")
-        subs.append(text[i + 1 : end].replace("\\`", "`"))
-    elif text.startswith("${", i):
-        end = _matching(text, i + 2, "{", "}")
-    elif text.startswith("$'", i):
-        end = _closing(text, i + 2, "'")
-    else:
-        end = i
-    word.append(text[i : end + 1])
-    return end + 1
-
-
-def _closing(text: str, i: int, quote: str) -> int:
-    """Index of the next unescaped `quote` from i."""
-    while i < len(text) and text[i] != quote:
-        i += 2 if text[i] == "\\" else 1
-    if i >= len(text):
-        raise ValueError(f"unterminated {quote}")
-    return i
-
-
-def _matching(text: str, i: int, opening: str, closing: str) -> int:
-    """Index of the `closing` that balances an already opened `opening` (quote-aware)."""
-    depth = 1
-    while i < len(text):
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "'":
-            i = text.find("'", i + 1)
-            if i < 0:
-                break
-        elif c == '"':
-            i = _closing(text, i + 1, '"')
-        elif c == opening:
-            depth += 1
-        elif c == closing:
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise ValueError(f"unbalanced {opening}")
-
-
-def _read_heredocs(text: str, i: int, tokens: list[tuple[bool, str]], pending: list[tuple[int, bool]]) -> int:
-    """Consume the bodies of the here-documents opened on the line just ended."""
-    for index, strip in pending:
-        body: list[str] = []
-        while index < len(tokens) and not tokens[index][0] and i < len(text):
-            line = text[i:].partition("\n")[0]
-            i += len(line) + 1
-            if (line.lstrip("\t") if strip else line) == tokens[index][1]:
-                break
-            body.append(line)
-        tokens[index] = (False, "\n".join(body))
-    pending.clear()
-    return i
-
-
-def _split(tokens: list[tuple[bool, str]]) -> list[_Cmd]:
-    cmds: list[_Cmd] = []
-    cmd = _Cmd()
-    i, tokens = 0, [*tokens, (True, ";")]
-    while i < len(tokens):
-        is_op, value = tokens[i]
-        if is_op and value in _SEPARATORS:
-            if cmd.words or cmd.redirects:
-                cmds.append(cmd)
-            cmd = _Cmd(piped_from=cmds[-1] if value in ("|", "|&") and cmds else None)
-        elif is_op:  # a redirection: the next word is its target
-            has_target = i + 1 < len(tokens) and not tokens[i + 1][0]
-            cmd.redirects.append((value, tokens[i + 1][1] if has_target else ""))
-            i += 1 if has_target else 0
-        else:
-            cmd.words.append(value)
-        i += 1
-    return cmds
-
-
-def _unwrap(words: list[str]) -> list[str]:
-    """Drop assignments, keywords and wrappers such as `sudo -u x` or `env A=1`."""
-    while words:
-        name = os.path.basename(words[0])
-        if _ASSIGNMENT.match(words[0]) or words[0] in _KEYWORDS:
-            words = words[1:]
-        elif name in _WRAPPERS:
-            takes_arg = _WRAPPERS[name]
-            i = 1
-            while i < len(words) and words[i].startswith("-") and words[i] != "-":
-                if words[i] == "--":
-                    i += 1
-                    break
-                i += 2 if words[i] in takes_arg else 1
-            if name == "env":
-                while i < len(words) and _ASSIGNMENT.match(words[i]):
-                    i += 1
-            elif name in ("timeout", "chrt", "taskset") and i < len(words):
-                i += 1  # the duration, priority or mask
-            words = words[i:]
-        else:
-            return words
-    return words
-
-
-def _check_simple(cmd: _Cmd, ctx: _Ctx, depth: int) -> str | None:
-    for op, target in cmd.redirects:
-        if ">" in op and target and (reason := _write_target(target, ctx, truncate=op in (">", ">|", "&>"))):
+def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
+    for why in line.unknown_scripts:
+        if not why.startswith(("eval ", "source ", ". ")) or _decoded(line):
+            return f"{why}, so what it would do cannot be checked"
+    for name in line.functions:
+        if any(
+            c.program == name and c.origin == f"function {name}" and (c.in_pipeline or c.background)
+            for c in line.commands
+        ):
+            return f"the function `{name}` calls itself in the background: a fork bomb that would exhaust the machine"
+    if "IFS" in line.text and any(None in c.words for c in line.commands):
+        return "words split on a changed IFS cannot be checked"
+    cdpath = any("CDPATH" in c.assignments for c in line.commands) or "CDPATH" in line.text
+    for redirect in line.redirects:
+        if (
+            redirect.writes
+            and redirect.target
+            and (reason := _write_target(redirect.target, ctx, truncate=redirect.op in (">", ">|", "&>")))
+        ):
             return reason
-    words = _unwrap(cmd.words)
-    if not words:
+    for cmd in line.commands:
+        if cmd.program in ("cd", "pushd", "popd"):
+            _change_dir(cmd, ctx, cdpath)
+            continue
+        if reason := _check_command(cmd, ctx):
+            return reason
+    return None
+
+
+def _check_pieces(command: str, ctx: _Ctx) -> str | None:
+    """A line tree-sitter could not parse: judge each piece between separators that parses."""
+    for piece in _SEPARATOR.split(command):
+        line = parse(piece, home=str(ctx.home), cwd=str(ctx.cwd or "/"))
+        if line.parsed and line.commands and (reason := _check_line(line, ctx)):
+            return reason
+    return None
+
+
+def _decoded(line: ParsedLine) -> bool:
+    """Whether an `eval` of unknown text may run decoded or downloaded text."""
+    subs = [c for c in line.commands if c.origin == "$(…)"]
+    return not subs or any(c.program is None or c.program in DECODERS for c in subs)
+
+
+def _shown(cmd: Command) -> str:
+    words = (*cmd.wrappers, *cmd.words)
+    return shlex.join(w[:100] + "…" * (len(w) > 100) if w is not None else "…" for w in words[:20])
+
+
+def _check_command(cmd: Command, ctx: _Ctx) -> str | None:
+    name, args = cmd.program, list(cmd.args)
+    shown = _shown(cmd)
+    if name is None:
+        if _recursive(args) and (reason := _check_delete(shown, args, ctx, cmd)):
+            return f"{reason} (the program is not a literal, it may be rm)"
         return None
-    name, args = os.path.basename(words[0]), words[1:]
-    shown = shlex.join(words)
-    if name in _SHELLS or name in ("eval", "su", "watch"):
-        if script := _nested_script(name, args, cmd):
-            return _check(script, ctx, depth + 1)
-        return None
-    if name == "cd" or name == "pushd":
-        _change_dir(args, ctx)
-        return None
+    known = [a for a in args if a is not None]
+    if name in INTERPRETERS or name.startswith(("python", "pypy", "ruby", "perl", "node", "php")):
+        return _check_code(shown, cmd, ctx)
     if _MKFS.match(name):
         return f"`{shown}` formats or wipes a disk"
-    if name in _PARTITIONERS and not {"-l", "--list", "print", "-p"} & set(args):
+    if name in _PARTITIONERS and not {"-l", "--list", "print", "-p"} & set(known):
         return f"`{shown}` rewrites a disk's partition table"
-    if name in _POWER or (name in ("init", "telinit") and args[:1] in (["0"], ["6"])):
+    if name in _POWER or (name in ("init", "telinit") and known[:1] in (["0"], ["6"])):
         return f"`{shown}` would shut down or reboot the machine"
-    if name in ("systemctl", "loginctl") and _POWER_VERBS & set(args):
+    if name in ("systemctl", "loginctl") and _POWER_VERBS & set(known):
         return f"`{shown}` would shut down or suspend the machine"
-    if name in ("kill", "pkill", "killall5") and (name == "killall5" or _kills_everything(args)):
+    if name in ("kill", "pkill", "killall5") and (name == "killall5" or _kills_everything(known)):
         return f"`{shown}` would kill every process (or init)"
-    if name == "crontab" and "-r" in args:
+    if name == "crontab" and "-r" in known:
         return f"`{shown}` deletes your crontab"
-    if name in ("rm", "unlink", "shred", "srm"):
-        return _check_delete(shown, args, ctx)
+    if name in ("rm", "unlink", "shred", "srm", "rmdir"):
+        return _check_delete(shown, args, ctx, cmd)
     if name == "find":
-        return _check_find(shown, args, ctx, depth)
+        return _check_find(shown, args, ctx, cmd)
+    if name == "rsync" and any(a.startswith("--del") or a.startswith("--remove-source") for a in known):
+        return _check_targets(shown, _positional(args)[-1:], ctx, "would delete files in")
+    if name == "truncate":
+        return _check_targets(shown, _positional(args, takes={"-s", "--size", "-r", "--reference"}), ctx, "would empty")
     if name in ("chmod", "chown", "chgrp"):
         return _check_permissions(shown, name, args, ctx)
     if name == "mv":
-        return _check_move(shown, args, ctx)
-    if name in ("dd", "tee", "cp", "install"):
-        targets = [a for a in args if not a.startswith("-")]
-        targets = {"dd": [a[3:] for a in args if a.startswith("of=")], "tee": targets}.get(name, targets[-1:])
+        return _check_move(shown, known, ctx)
+    if name == "dd":
+        for a in known:
+            if a.startswith("of=") and (reason := _write_target(a[3:], ctx, truncate=True) or _outside(a[3:], ctx)):
+                return f"`{shown}`: {reason}"
+        if any(a is None for a in args):
+            return f"`{shown}` writes to a target that is not a literal"
+    if name in ("tee", "cp", "install", "ln"):
+        targets = [a for a in known if not a.startswith("-")]
+        targets = targets if name == "tee" else targets[-1:]
         for target in targets:
-            if reason := _write_target(target, ctx, truncate=name != "tee" or "-a" not in args):
+            if reason := _write_target(target, ctx, truncate=name != "tee" or "-a" not in known):
                 return f"`{shown}`: {reason}"
     return None
 
 
-def _nested_script(name: str, args: list[str], cmd: _Cmd) -> str | None:
-    """The script text a shell, eval, su or watch would run, if it is visible."""
-    if name in ("eval", "watch"):
-        return " ".join(a for a in args if not a.startswith("-")) if name == "watch" else " ".join(args)
-    for i, arg in enumerate(args):
-        if arg == "-c" or (name != "su" and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", arg)):
-            return args[i + 1] if i + 1 < len(args) else None
-        if arg == "--command" or arg.startswith("--command="):
-            return arg.partition("=")[2] or (args[i + 1] if i + 1 < len(args) else None)
-    if name == "su" or any(not a.startswith("-") for a in args):
-        return None  # su without -c, or a script file we cannot see
-    for op, target in cmd.redirects:
-        if op in ("<<", "<<-", "<<<"):
-            return target
-    source = cmd.piped_from
-    if source and source.words and os.path.basename(source.words[0]) in ("echo", "printf"):
-        return " ".join(a for a in source.words[1:] if not re.fullmatch(r"-[neE]+", a))
+def _recursive(args: list[str | None]) -> bool:
+    return any(
+        a is not None and (a in ("--recursive", "-R") or re.fullmatch(r"-[a-zA-Z]*[rR][a-zA-Z]*", a)) for a in args
+    )
+
+
+def _positional(args: list[str | None], takes: set[str] | None = None) -> list[str | None]:
+    out: list[str | None] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a is not None and a.startswith("-") and a != "-":
+            skip = a in (takes or set())
+        else:
+            out.append(a)
+    return out
+
+
+def _outside(target: str, ctx: _Ctx) -> str | None:
+    resolved = _target(target, ctx)
+    if resolved is None:
+        return f"its target `{target}` is not known"
+    text = str(resolved[0])
+    if text.startswith("/dev/") and text[5:].partition("/")[0] in _SAFE_DEVICES:
+        return None
+    where = _describe(resolved[0], ctx, root_ok=False)
+    return f"it would destroy {where}" if where else None
+
+
+def _check_targets(shown: str, targets: list[str | None], ctx: _Ctx, verb: str) -> str | None:
+    for target in targets:
+        if target is None:
+            return f"`{shown}` {verb} a target that is not a literal"
+        resolved = _target(target, ctx)
+        if resolved is None:
+            return f"`{shown}` {verb} `{target}`, which cannot be known"
+        if where := _describe(resolved[0], ctx, root_ok=True):
+            return f"`{shown}` {verb} {where}"
     return None
+
+
+def _check_code(shown: str, cmd: Command, ctx: _Ctx) -> str | None:
+    """Code given to an interpreter (`python -c`, `perl -e`, `awk '…'`): fork bombs, rmtree
+    of / or ~, and any quoted shell command in it that would be refused."""
+    code = " ".join(a for a in cmd.args if a is not None)
+    if cmd.stdin:
+        code += "\n" + cmd.stdin
+    if _CODE_FORK.search(code):
+        return f"`{shown[:200]}` is a fork bomb, it would exhaust the machine's processes"
+    if _CODE_RMTREE.search(code):
+        return f"`{shown[:200]}` deletes the filesystem or your home directory"
+    if ctx.depth >= 2:
+        return None
+    ctx.depth += 1
+    try:
+        for m in _CODE_STRING.finditer(code):
+            text = next(g for g in m.groups() if g is not None)
+            if " " in text and (reason := _check_line(parse(text, home=str(ctx.home), cwd=str(ctx.cwd or "/")), ctx)):
+                return f"`{shown[:200]}` runs a shell command: {reason}"
+    finally:
+        ctx.depth -= 1
+    return None
+
+
+def _change_dir(cmd: Command, ctx: _Ctx, cdpath: bool) -> None:
+    args = cmd.args
+    targets = [a for a in args if a is None or not a.startswith("-") or a == "-"]
+    if cmd.program == "popd" or (targets and (targets[0] is None or targets[0] == "-")):
+        ctx.cwd = None
+        return
+    if targets and cdpath and not str(targets[0]).startswith(("/", ".", "~")):
+        ctx.cwd = None  # CDPATH may send a relative `cd` anywhere
+        return
+    resolved = _target(targets[0], ctx) if targets and targets[0] is not None else (ctx.home, False)
+    ctx.cwd = resolved[0] if resolved else None
 
 
 def _kills_everything(args: list[str]) -> bool:
@@ -364,15 +258,13 @@ def _kills_everything(args: list[str]) -> bool:
     return any(a in ("-1", "1") for a in rest if a != "--")
 
 
-def _change_dir(args: list[str], ctx: _Ctx) -> None:
-    targets = [a for a in args if not a.startswith("-") or a == "-"]
-    resolved = _target(targets[0], ctx) if targets else (ctx.home, False)
-    ctx.cwd = resolved[0] if resolved else None
-
-
 def _target(word: str, ctx: _Ctx, *, resolve: bool = True) -> tuple[Path, bool] | None:
     """The real path a word names (None if unknowable) and whether it is a glob's directory."""
-    text = re.sub(r"\$(\{HOME\}|HOME\b)", str(ctx.home), word)
+    text = word
+    if text == "~+" or text.startswith("~+/"):
+        if ctx.cwd is None:
+            return None
+        text = str(ctx.cwd) + text[2:]
     if ctx.cwd is not None:
         text = re.sub(r"\$(\{PWD\}|PWD\b)|\$\(pwd\)|`pwd`", str(ctx.cwd), text)
     if "$" in text or "`" in text or text == "-":
@@ -414,55 +306,102 @@ def _describe(real: Path, ctx: _Ctx, *, root_ok: bool = False) -> str | None:
     return f"{real}, which is outside the workspace ({ctx.root})"
 
 
-def _check_delete(shown: str, args: list[str], ctx: _Ctx) -> str | None:
-    if "--no-preserve-root" in args:
+def _check_delete(shown: str, args: list[str | None], ctx: _Ctx, cmd: Command) -> str | None:
+    known = [a for a in args if a is not None]
+    if "--no-preserve-root" in known:
         return f"`{shown}` uses --no-preserve-root, which lets rm delete /"
+    recursive = _recursive(args)
     split = args.index("--") if "--" in args else len(args)
-    for target in [a for a in args[:split] if not a.startswith("-") or a == "-"] + args[split + 1 :]:
+    targets = [a for a in args[:split] if a is None or not a.startswith("-") or a == "-"] + args[split + 1 :]
+    for target in targets:
+        if target is None:
+            if recursive:
+                return f"`{shown}` would recursively delete a path that is not a literal (a variable or `$(…)`)"
+            continue
         resolved = _target(target, ctx)
+        if resolved is None and recursive:
+            return f"`{shown}` would recursively delete `{target}`, which cannot be known"
         if resolved and (where := _describe(resolved[0], ctx, root_ok=resolved[1])):
             return f"`{shown}` would delete {where}"
+    if cmd.args_from_stdin and recursive and not _listed_inside(cmd, ctx):
+        return f"`{shown}` would recursively delete paths read from its input, which cannot be known"
     return None
 
 
-def _check_find(shown: str, args: list[str], ctx: _Ctx, depth: int) -> str | None:
-    starts = []
-    for arg in args:
-        if arg.startswith("-") or arg in ("(", "!", ")"):
+def _listed_inside(cmd: Command, ctx: _Ctx) -> bool:
+    """`find . … | xargs rm -r`: the paths come from a lister looking inside the workspace."""
+    source = cmd.stdin_from
+    if not source or source[0] is None or os.path.basename(source[0]) not in _LISTERS or None in source:
+        return False
+    words = [w for w in source[1:] if w is not None and not w.startswith("-")]
+    if os.path.basename(str(source[0])) != "find":
+        return not any(w.startswith(("/", "~", "..")) for w in words)
+    starts = _find_starts(list(source[1:]))
+    return all(
+        s is not None and (r := _target(s, ctx)) and not _describe(r[0], ctx, root_ok=True) for s in starts or ["."]
+    )
+
+
+def _find_starts(args: list[str | None]) -> list[str | None]:
+    starts: list[str | None] = []
+    i = 0
+    while i < len(args) and (args[i] in ("-H", "-L", "-P") or str(args[i]).startswith(("-O", "-D"))):
+        i += 2 if args[i] == "-D" else 1
+    for arg in args[i:]:
+        if arg is not None and (arg.startswith("-") or arg in ("(", "!", ")")):
             break
         starts.append(arg)
-    deletes = "-delete" in args
+    return starts
+
+
+def _check_find(shown: str, args: list[str | None], ctx: _Ctx, cmd: Command) -> str | None:
+    starts = _find_starts(args)
+    known = [a for a in args if a is not None]
+    deletes = "-delete" in known
     for i, arg in enumerate(args):
         if arg in ("-exec", "-execdir", "-ok", "-okdir") and i + 1 < len(args):
-            inner = args[i + 1 :]
+            inner = list(args[i + 1 :])
             inner = inner[: next((k for k, a in enumerate(inner) if a in (";", "+")), len(inner))]
-            program = _unwrap(inner)[:1]
-            deletes = deletes or any(
-                os.path.basename(p) in ("rm", "shred", "unlink", "mv", "sh", "bash") for p in program
-            )
-            if reason := _check_simple(_Cmd(words=inner), ctx, depth):
-                return reason
+            sub = parse(shlex.join(w if w is not None else "$UNKNOWN" for w in inner), home=str(ctx.home))
+            for c in sub.commands:
+                deletes = deletes or c.program in ("rm", "shred", "unlink", "mv", "truncate", None, *SHELLS)
+                if reason := _check_command(c, ctx):
+                    return reason
     if not deletes:
         return None
-    for real in [r[0] for r in (_target(start, ctx) for start in starts or ["."]) if r]:
-        if where := _describe(real, ctx, root_ok=True):
+    for start in starts or ["."]:
+        if start is None:
+            return f"`{shown}` would delete files under a path that is not a literal"
+        resolved = _target(start, ctx)
+        if resolved is None:
+            return f"`{shown}` would delete files under `{start}`, which cannot be known"
+        if where := _describe(resolved[0], ctx, root_ok=True):
             return f"`{shown}` would delete files under {where}"
     return None
 
 
-def _check_permissions(shown: str, name: str, args: list[str], ctx: _Ctx) -> str | None:
+def _check_permissions(shown: str, name: str, args: list[str | None], ctx: _Ctx) -> str | None:
     recursive, positional = False, []
     for arg in args:
-        if arg in ("--recursive",) or re.fullmatch(r"-[RfvcHLP]*R[RfvcHLP]*", arg):
+        if arg is not None and (arg == "--recursive" or re.fullmatch(r"-[RfvcHLP]*R[RfvcHLP]*", arg)):
             recursive = True
-        elif arg.startswith("--") or (arg.startswith("-") and re.fullmatch(r"-[fvcHLP]+", arg)):
+        elif arg is not None and (arg.startswith("--") or re.fullmatch(r"-[fvcHLP]+", arg)):
             continue
         else:
             positional.append(arg)
-    if not any(a.startswith("--reference") for a in args):
+    if not any(a is not None and a.startswith("--reference") for a in args):
         positional = positional[1:]  # the mode or owner
-    for real in [r[0] for r in (_target(target, ctx) for target in positional) if r]:
-        if where := _describe(real, ctx, root_ok=True) if recursive else _system_path(real):
+    for target in positional:
+        if target is None:
+            if recursive:
+                return f"`{shown}` would change the permissions of a path that is not a literal"
+            continue
+        resolved = _target(target, ctx)
+        if resolved is None:
+            if recursive:
+                return f"`{shown}` would change the permissions of `{target}`, which cannot be known"
+            continue
+        if where := _describe(resolved[0], ctx, root_ok=True) if recursive else _system_path(resolved[0]):
             return f"`{shown}` would change the permissions or owner of {where}"
     return None
 

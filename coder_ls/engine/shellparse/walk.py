@@ -1,0 +1,527 @@
+"""The walk over tree-sitter-bash's tree: iterative (no recursion limit on `a && b && …`),
+nested scripts parsed again to a bounded depth."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from coder_ls.engine.shellparse.model import (
+    ASSIGNMENT,
+    MAX_COMMANDS,
+    MAX_DEPTH,
+    SHELLS,
+    TAKES_POSITIONAL,
+    WRAPPERS,
+    Command,
+    ParsedLine,
+    Redirect,
+)
+from coder_ls.engine.shellparse.words import (
+    after_options,
+    ansi_c,
+    dq_unescape,
+    env_rest,
+    has_operand,
+    option_value,
+    shell_script,
+    split_words,
+    unescape,
+)
+
+_CHUNK = 64 * 1024
+_BRACES = re.compile(r"(?<!\\)\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
+_SPLIT = re.compile(r"\s")
+_GLOB = re.compile(r"[*?\[]")
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def parse(text: str, *, home: str | None = None, cwd: str | None = None) -> ParsedLine:
+    """The commands, redirections and unknowns of a shell line.
+
+    Past MAX_COMMANDS simple commands the walk stops (its cost is per command): the
+    line is then unparsed, with an unknown script saying why. A long line (> 256 kB)
+    with more than 4 x MAX_COMMANDS separators (`;`, newline, `&`, `|`) is not parsed at
+    all, for the same reason.
+    """
+    if len(text) > 256 * 1024 and sum(text.count(c) for c in ";\n&|") > 4 * MAX_COMMANDS:
+        # tree-sitter takes ~1 µs a byte on dense command lists: do not even start
+        return ParsedLine(text, False, (), (), (), (f"the line has more than {MAX_COMMANDS} simple commands",))
+    walker = _Walker(home or os.path.expanduser("~"), cwd)
+    try:
+        return walker.run(text, 0, "")
+    except _TooMany:
+        s = walker.state
+        why = f"the line has more than {MAX_COMMANDS} simple commands"
+        return ParsedLine(text, False, tuple(s.commands), tuple(s.redirects), tuple(s.functions), (why,))
+
+
+class _TooMany(Exception):
+    pass
+
+
+@dataclass
+class _State:
+    commands: list[Command] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    parsed: bool = True
+
+
+class _Walker:
+    def __init__(self, home: str, cwd: str | None) -> None:
+        self.env: dict[str, str | None] = {"HOME": home}
+        if cwd is not None:
+            self.env["PWD"] = cwd
+        self.state = _State()
+        self.written: tuple[str | None, ...] = ()
+        self.files: dict[str, str | None] = {}
+
+    def run(self, text: str, depth: int, origin: str) -> ParsedLine:
+        self.script(text, depth, origin)
+        s = self.state
+        return ParsedLine(text, s.parsed, tuple(s.commands), tuple(s.redirects), tuple(s.functions), tuple(s.unknown))
+
+    def script(self, text: str, depth: int, origin: str) -> None:
+        if depth > MAX_DEPTH:
+            self.state.parsed = False
+            self.state.unknown.append("scripts nested too deeply")
+            return
+        data = text.encode("utf-8", "surrogatepass")
+        if len(data) <= _CHUNK:
+            tree = _parser().parse(data)
+        else:  # in chunks: between them another thread (the event loop) gets the GIL
+            tree = _parser().parse(lambda offset, _point: data[offset : offset + _CHUNK])
+        if tree.root_node.has_error:
+            self.state.parsed = False
+        self.walk(tree.root_node, depth, origin)
+
+    # --- the tree ------------------------------------------------------------------------
+
+    def walk(self, root: Any, depth: int, origin: str) -> None:
+        stack: list[tuple[Any, str]] = [(root, origin)]
+        while stack:
+            node, where = stack.pop()
+            if isinstance(node, _Background):
+                self.command(node.node, depth, where, [], "", (), background=True)
+                stack.extend((c, where) for c in reversed(_substitutions(node.node)))
+                continue
+            kind = node.type
+            if kind == "command":
+                self.command(node, depth, where, [], "", ())
+                stack.extend((c, where) for c in reversed(_substitutions(node)))
+            elif kind == "redirected_statement":
+                body = node.child_by_field_name("body")
+                redirects, stdin = self.redirects(node, depth, where)
+                if body is not None and body.type == "command":
+                    self.remember_files(node, redirects)
+                    self.command(body, depth, where, redirects, stdin, ())
+                    stack.extend((c, where) for c in reversed(_substitutions(body)))
+                elif body is not None:
+                    stack.append((body, where))
+                for child in node.children:  # `cat <<EOF | sh` hides the pipe in the here-doc
+                    if child.type == "heredoc_redirect":
+                        self.heredoc_pipe(child, node, depth, where, stack)
+                    elif child != body:
+                        stack.extend((c, where) for c in reversed(_substitutions(child)))
+            elif kind == "pipeline":
+                self.pipeline(node, depth, where, stack)
+            elif kind == "function_definition":
+                name = node.child_by_field_name("name")
+                fname = _text(name) if name is not None else "?"
+                self.state.functions.append(fname)
+                stack.extend((c, f"function {fname}") for c in reversed(node.children) if c != name)
+            elif kind in ("command_substitution", "process_substitution"):
+                stack.extend((c, "$(…)") for c in reversed(node.children))
+            elif kind in ("heredoc_body", "string_content", "raw_string", "word", "comment", "ansi_c_string"):
+                continue
+            elif kind == "variable_assignment":
+                self.assign(node)
+                stack.extend((c, where) for c in reversed(node.children))
+            elif kind == "file_redirect":
+                self.state.redirects.append(self.file_redirect(node))
+                stack.extend((c, where) for c in reversed(node.children))
+            else:
+                if kind == "ERROR" or node.is_missing:
+                    self.state.parsed = False
+                children = list(node.children)
+                after_amp = {i - 1 for i, c in enumerate(children) if c.type == "&"}
+                for i in reversed(range(len(children))):
+                    child = children[i]
+                    if i in after_amp and child.type == "command":
+                        stack.append((_Background(child), where))
+                    else:
+                        stack.append((child, where))
+
+    def remember_files(self, node: Any, redirects: list[Redirect]) -> None:
+        """`echo 'rm -rf /' > x.sh`: what the line writes to a file, for a later `sh x.sh`."""
+        for r in redirects:
+            if r.writes and r.target is not None and not r.target.isdigit():
+                text = _output(node, self)
+                self.files[r.target] = text if r.op not in (">>", "&>>") else None
+
+    def pipeline(self, node: Any, depth: int, where: str, stack: list[tuple[Any, str]]) -> None:
+        parts = [c for c in node.children if c.type not in ("|", "|&")]
+        previous: Any = None
+        for part in parts:
+            body: Any = part
+            redirects: list[Redirect] = []
+            stdin: str | None = ""
+            if part.type == "redirected_statement":
+                body = part.child_by_field_name("body")
+                redirects, stdin = self.redirects(part, depth, where)
+                stack.extend((c, where) for c in part.children if c != body and c.type != "file_redirect")
+            if body is not None and body.type == "command":
+                if previous is not None and not stdin:
+                    stdin = _output(previous, self)
+                source = _command_words(previous, self) if previous is not None else ()
+                self.command(body, depth, where, redirects, stdin, source, in_pipeline=True)
+                stack.extend((c, where) for c in reversed(_substitutions(body)))
+            elif body is not None:
+                stack.append((body, where))
+            previous = part
+
+    def heredoc_pipe(self, heredoc: Any, statement: Any, depth: int, where: str, stack: list[tuple[Any, str]]) -> None:
+        for child in heredoc.children:
+            if child.type in ("pipeline", "list", "command", "redirected_statement"):
+                first = child
+                while first.type in ("pipeline", "list") and first.named_child_count:
+                    first = first.named_children[0]
+                if child.type == "pipeline" and first.type == "command":
+                    fed = _output(statement, self)
+                    self.command(first, depth, where, [], fed, _command_words(statement, self), in_pipeline=True)
+                    rest = [c for c in child.children if c != first]
+                    stack.extend((c, where) for c in reversed(rest))
+                else:
+                    stack.append((child, where))
+            elif child.type == "heredoc_body":
+                stack.extend((c, where) for c in reversed(_substitutions(child)))
+
+    def redirects(self, node: Any, depth: int, where: str, *, record: bool = True) -> tuple[list[Redirect], str | None]:
+        redirects: list[Redirect] = []
+        stdin: str | None = ""
+        for child in node.children:
+            if child.type == "file_redirect":
+                redirects.append(self.file_redirect(child))
+                if record:
+                    self.state.redirects.append(redirects[-1])
+            elif child.type == "heredoc_redirect":
+                stdin = self.heredoc_text(child)
+                for inner in child.children:  # `cat <<EOF > file`: the tree nests it here
+                    if inner.type == "file_redirect":
+                        redirects.append(self.file_redirect(inner))
+                        if record:
+                            self.state.redirects.append(redirects[-1])
+            elif child.type == "herestring_redirect":
+                value = [c for c in child.named_children]
+                stdin = self.value(value[-1]) if value else None
+        return redirects, stdin
+
+    def heredoc_text(self, node: Any) -> str | None:
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        body = next((c for c in node.children if c.type == "heredoc_body"), None)
+        if body is None:
+            return ""
+        quoted = start is not None and any(q in _text(start) for q in "'\"\\")
+        if not quoted and any(c.type != "heredoc_content" for c in body.named_children):
+            return None  # expansions inside: not a literal
+        return _text(body)
+
+    def file_redirect(self, node: Any) -> Redirect:
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        dest = node.child_by_field_name("destination")
+        fd = node.child_by_field_name("descriptor")
+        return Redirect(op, self.value(dest) if dest is not None else None, _text(fd) if fd is not None else "")
+
+    def assign(self, node: Any) -> None:
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is not None and name.type == "variable_name":
+            self.env[_text(name)] = self.value(value) if value is not None else ""
+
+    # --- words ---------------------------------------------------------------------------
+
+    def value(self, node: Any, *, quoted: bool = False) -> str | None:
+        """The literal a word node stands for, or None if it is not one."""
+        kind = node.type
+        if kind in ("word", "number"):
+            text = _text(node)
+            if _BRACES.search(text):
+                return None  # `{/,}` expands to several words
+            return unescape(text)
+        if kind == "raw_string":
+            return _text(node)[1:-1]
+        if kind == "ansi_c_string":
+            return ansi_c(_text(node)[2:-1])
+        if kind == "string":
+            parts: list[str] = []
+            for child in node.named_children:
+                part = self.value(child, quoted=True) if child.type != "string_content" else dq_unescape(_text(child))
+                if part is None:
+                    return None
+                parts.append(part)
+            return "".join(parts)
+        if kind == "concatenation":
+            if _BRACES.search(_text(node)) and any(_text(c) == "{" for c in node.named_children):
+                return None  # `{/,}` expands to several words
+            pieces = [self.value(c) for c in node.named_children]
+            return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
+        if kind in ("simple_expansion", "expansion"):
+            names = [c for c in node.named_children]
+            if len(names) == 1 and names[0].type == "variable_name":
+                value = self.env.get(_text(names[0]))
+                if not quoted and value is not None and ("IFS" in self.env or _SPLIT.search(value)):
+                    return None  # unquoted: split into words (and globbed)
+                return value
+            return None
+        return None
+
+    def words_of(self, node: Any) -> list[str | None]:
+        """An argument's words: an unquoted `$x` holding `rm -rf /` is three words."""
+        if node.type == "simple_expansion" or node.type == "expansion":
+            names = list(node.named_children)
+            if len(names) == 1 and names[0].type == "variable_name" and "IFS" not in self.env:
+                value = self.env.get(_text(names[0]))
+                if value is not None and _SPLIT.search(value):
+                    return [w for w in value.split() if not _GLOB.search(w)] or [None]
+        return [self.value(node)]
+
+    # --- simple commands -----------------------------------------------------------------
+
+    def command(
+        self,
+        node: Any,
+        depth: int,
+        where: str,
+        redirects: list[Redirect],
+        stdin: str | None,
+        source: tuple[str | None, ...],
+        *,
+        in_pipeline: bool = False,
+        background: bool = False,
+    ) -> None:
+        assigned: list[str] = []
+        words: list[str | None] = []
+        prefix: list[str | None] = []
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                name = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                literal = self.value(value) if value is not None else ""
+                assigned.append(_text(name) if name is not None else "?")
+                prefix.append(None if literal is None else f"{assigned[-1]}={literal}")
+                self.assign(child)
+            elif kind == "file_redirect":
+                redirects = [*redirects, self.file_redirect(child)]
+                self.state.redirects.append(redirects[-1])
+            elif kind == "herestring_redirect":
+                values = child.named_children
+                stdin = self.value(values[-1]) if values else None
+            elif kind == "command_name":
+                words.extend(self.words_of(child.named_children[0]) if child.named_child_count else [None])
+            elif node.field_name_for_child(node.children.index(child)) == "argument":
+                words.extend(self.words_of(child))
+        if not words:
+            return
+        self.written = (*prefix, *words)
+        self.simple(words, depth, where, tuple(redirects), stdin, source, tuple(assigned), in_pipeline, background)
+
+    def simple(
+        self,
+        words: list[str | None],
+        depth: int,
+        where: str,
+        redirects: tuple[Redirect, ...],
+        stdin: str | None,
+        source: tuple[str | None, ...],
+        assigned: tuple[str, ...],
+        in_pipeline: bool,
+        background: bool,
+    ) -> None:
+        wrappers: list[str] = []
+        from_stdin = False
+        while words and words[0] is not None:
+            name = os.path.basename(words[0]) or words[0]
+            if name == "env" and (split := option_value(words, ("-S", "--split-string"))) is not None:
+                rest = env_rest(words)
+                words = [*split_words(split), *rest]
+                wrappers.append("env")
+                continue
+            if name == "command" and any(w in ("-v", "-V") for w in words[1:2]):
+                break
+            if (
+                name == "sudo"
+                and any(w in ("-s", "-i", "--shell", "--login") for w in words[1:])
+                and not [w for w in after_options(words, WRAPPERS["sudo"]) if w is not None]
+            ):
+                words, wrappers = ["sh"], [*wrappers, "sudo"]  # `sudo -s`: a root shell reading stdin
+                break
+            if name not in WRAPPERS:
+                break
+            if name == "env" and (chdir := option_value(words, ("-C", "--chdir"))) is not None:
+                self.state.commands.append(Command(("cd", chdir or None), ("cd", chdir or None), origin=where))
+            if name == "watch":
+                script = after_options(words, WRAPPERS["watch"])
+                words = ["sh", "-c", " ".join(w or "" for w in script)] if None not in script else ["sh", "-c", None]
+            else:
+                rest = after_options(words, WRAPPERS[name])
+                if name == "env":
+                    while rest and rest[0] is not None and ASSIGNMENT.match(rest[0]):
+                        rest = rest[1:]
+                rest = rest[TAKES_POSITIONAL.get(name, 0) :]
+                if name == "xargs":
+                    from_stdin = True
+                if not rest:
+                    break
+                words = list(rest)
+            wrappers.append(name)
+        written, self.written = self.written or tuple(words), ()
+        cmd = Command(
+            tuple(words),
+            written,
+            tuple(wrappers),
+            redirects,
+            assigned,
+            where,
+            stdin,
+            source,
+            from_stdin,
+            in_pipeline,
+            background,
+        )
+        self.state.commands.append(cmd)
+        if len(self.state.commands) > MAX_COMMANDS:
+            raise _TooMany
+        self.nested(cmd, depth)
+        if cmd.program == "find":  # `-exec rm {} +` runs rm
+            args = list(cmd.args)
+            for i, a in enumerate(args):
+                if a in ("-exec", "-execdir", "-ok", "-okdir"):
+                    inner = args[i + 1 :]
+                    end = next((k for k, w in enumerate(inner) if w in (";", "+")), len(inner))
+                    if inner[:end]:
+                        self.simple(inner[:end], depth, "find -exec", (), "", (), (), False, False)
+
+    def nested(self, cmd: Command, depth: int) -> None:
+        """Parse what a shell, `eval` or a here-doc runs, to a bounded depth."""
+        program = cmd.program
+        if program is None:
+            return
+        script: str | bool | None = False  # False: no script to look into
+        origin = ""
+        if program == "alias":  # `alias x=rm`: what the alias would run counts as a command
+            for arg in cmd.args:
+                if arg is None or "=" in arg:
+                    value = None if arg is None else arg.partition("=")[2]
+                    self.nested(Command(("eval", value), origin="alias"), depth)
+            return
+        if program in ("source", ".") or (
+            program in SHELLS and has_operand(cmd) and shell_script(program, cmd) is False
+        ):
+            first = next((a for a in cmd.args if a is None or not a.startswith("-")), "")
+            if first is None:
+                self.state.unknown.append(f"{program} runs a script that is not a literal")
+            elif first in self.files:
+                script, origin = self.files[first], f"{program} {first}"
+                if script is None:
+                    self.state.unknown.append(f"{program} runs {first}, written in this line")
+                    return
+                self.script_nested(script, depth, origin)
+            return
+        if program == "eval":
+            args = cmd.args
+            script = None if None in args else " ".join(a for a in args if a is not None)
+            origin = "eval"
+        elif program in SHELLS or program in ("su", "runuser"):
+            script, origin = shell_script(program, cmd), f"{program} -c"
+            if script is False and cmd.stdin != "" and not has_operand(cmd):
+                script, origin = cmd.stdin, "here-doc" if not cmd.stdin_from else "pipe"
+        if script is False:
+            return
+        if script is None or script is True:
+            self.state.unknown.append(f"{program} runs a script that is not a literal")
+            return
+        self.script_nested(script, depth, origin)
+
+    def script_nested(self, script: str, depth: int, origin: str) -> None:
+        inner = _Walker.__new__(_Walker)
+        inner.env, inner.state, inner.written, inner.files = dict(self.env), self.state, (), self.files
+        inner.script(script, depth + 1, origin)
+
+
+class _Background:
+    __slots__ = ("node",)
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+
+def _text(node: Any) -> str:
+    return str(node.text.decode("utf-8", "surrogateescape"))
+
+
+def _substitutions(node: Any) -> list[Any]:
+    """The `$(…)`, `<(…)` and backquote nodes inside a command's words (not nested ones)."""
+    found: list[Any] = []
+    stack = list(node.children)
+    while stack:
+        n = stack.pop()
+        if n.type in ("command_substitution", "process_substitution"):
+            found.append(n)
+        elif n.type not in ("word", "raw_string", "ansi_c_string", "number", "heredoc_body"):
+            stack.extend(n.children)
+    found.sort(key=lambda n: n.start_byte)
+    return found
+
+
+def _command_words(node: Any, walker: _Walker) -> tuple[str | None, ...]:
+    if node is None:
+        return ()
+    body = node.child_by_field_name("body") if node.type == "redirected_statement" else node
+    if body is None or body.type != "command":
+        return (None,)
+    words: list[str | None] = []
+    for i, child in enumerate(body.children):
+        if child.type == "command_name":
+            words.append(walker.value(child.named_children[0]) if child.named_child_count else None)
+        elif body.field_name_for_child(i) == "argument":
+            words.append(walker.value(child))
+    return tuple(words)
+
+
+def _output(node: Any, walker: _Walker) -> str | None:
+    """What a command prints when that is a literal (`echo …`, `printf …`, `cat <<'EOF'`)."""
+    if node is None:
+        return None
+    heredoc: str | None = ""
+    if node.type == "redirected_statement":
+        _, heredoc = walker.redirects(node, 0, "", record=False)
+    words = _command_words(node, walker)
+    if not words or words[0] is None:
+        return None
+    name = os.path.basename(words[0])
+    args = words[1:]
+    if None in args:
+        return None
+    literal = [a for a in args if a is not None]
+    if name == "echo":
+        return " ".join(a for a in literal if not re.fullmatch(r"-[neE]+", a)) + "\n"
+    if name == "printf" and literal:
+        return literal[0].replace("\\n", "\n") + "\n"
+    if name == "cat" and not literal:
+        return heredoc or None
+    if name in ("true", ":"):
+        return ""
+    return None
