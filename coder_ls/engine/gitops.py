@@ -1,8 +1,8 @@
 """Read-only views of the user's git repository (for `/diff` and `/undo --all`), and a git runner.
 
 Everything here runs the user's own `git` in the workspace with their configuration, but never
-with a pager, colours, external diff drivers or textconv filters, and with `GIT_OPTIONAL_LOCKS=0`
-so that a `git status` never rewrites the user's index behind their back.
+with a pager, colours, hooks, fsmonitor, filter or diff drivers (`gitsafe.py`), and with
+`GIT_OPTIONAL_LOCKS=0` so that a `git status` never rewrites the user's index behind their back.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from pathlib import Path
 
 import msgspec
 
+from coder_ls.engine.environ import child_env
+from coder_ls.engine.gitsafe import private_env, safe_flags
 from coder_ls.protocol.results import DiffData
 
 # Variables that would make git look at some other repository than the workspace's.
@@ -65,7 +67,7 @@ class GitRun(msgspec.Struct):
 
 def user_env() -> dict[str, str]:
     """The process environment, minus anything pointing git elsewhere, plus non-interactive settings."""
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env = child_env(drop=_REPO_ENV)
     env.update(
         GIT_PAGER="cat",
         PAGER="cat",
@@ -84,13 +86,22 @@ async def run_git(
     stdin: bytes | None = None,
     check: bool = True,
 ) -> GitRun:
-    """Run `git *args` and collect its output. Cancelling terminates git (so it drops its locks)."""
+    """Run `git *args` and collect its output. Cancelling terminates git (so it drops its locks).
+
+    Every call is hardened against the repository's own configuration (`gitsafe`): no
+    fsmonitor, hooks, filter or diff drivers, pager. With `GIT_DIR` in `env` (our private
+    repositories) the user's and the system's git config are not read at all."""
+    run_env = dict(env) if env is not None else user_env()
+    if "GIT_DIR" in run_env:
+        run_env = private_env(run_env)
+    flags = await safe_flags(cwd, run_env)
     try:
         proc = await asyncio.create_subprocess_exec(
             "git",
+            *flags,
             *args,
             cwd=str(cwd),
-            env=dict(env) if env is not None else user_env(),
+            env=run_env,
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

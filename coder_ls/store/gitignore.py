@@ -17,6 +17,8 @@ from pathlib import Path
 
 import msgspec
 
+from coder_ls import fsutil
+
 STATE_DIR_NAME = ".coder"
 SESSIONS_DIR_NAME = "sessions"
 INDEX_FILE_NAME = "index.sqlite"
@@ -73,7 +75,26 @@ def ensure_state_dir(root: str | os.PathLike[str]) -> Path:
     paths.state_dir.mkdir(parents=True, exist_ok=True)
     if not paths.gitignore_path.exists():
         _create_exclusive(paths.gitignore_path, GITIGNORE_TEXT.encode())
+    for kept in (paths.sessions_dir, paths.checkpoints_dir):
+        keep_from_clean(kept)
     return paths.state_dir
+
+
+def keep_from_clean(directory: Path) -> None:
+    """Make `git clean -fdx` in the user's repository leave `directory` alone.
+
+    `git clean` skips a nested repository unless `-f` is given twice; a folder counts as
+    one when it holds a valid `.git`. So a minimal git directory (HEAD, objects/, refs/)
+    is created as `directory/.git`: no git call, no objects, nothing to track. The session
+    logs and checkpoints then survive `!git clean -fdx`; the index is rebuilt from the
+    logs at start. `config.json`, `commands/`, `skills/` and `agents/` stay ordinary
+    files the user's git can track."""
+    marker = directory / ".git"
+    if (marker / "HEAD").exists():
+        return
+    for sub in ("objects", "refs"):
+        (marker / sub).mkdir(parents=True, exist_ok=True)
+    _create_exclusive(marker / "HEAD", b"ref: refs/heads/main\n")
 
 
 def ensure_sessions_dir(root: str | os.PathLike[str]) -> Path:
@@ -117,22 +138,8 @@ def fsync_dir(path: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a crash leaves either the old or the new file.
-
-    The data goes to a temporary sibling, is fsynced, and is renamed over the target;
-    the directory is then fsynced so the rename itself survives a power loss.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    fsync_dir(path.parent)
+    """Replace `path` with `data` so that a crash leaves either the old or the new file
+    (fsynced file and directory; never through a symlink swapped in meanwhile): the
+    project's one atomic write, `fsutil.write_atomic`, below the state directory."""
+    boundary = next((p.parent for p in path.parents if p.name == STATE_DIR_NAME), path.parent)
+    fsutil.write_atomic(path, data, root=boundary, new_mode=0o644)

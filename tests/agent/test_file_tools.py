@@ -28,13 +28,13 @@ async def test_read_numbers_lines(harness) -> None:
     (harness.root / "a.py").write_text("one\ntwo\r\nthree")
     out = await call(harness, "read", path="a.py")
     assert not out.is_error
-    assert out.text == "     1\tone\n     2\ttwo\n     3\tthree"
+    assert out.text == "1\tone\n2\ttwo\n3\tthree"
 
 
 async def test_read_range(harness) -> None:
     (harness.root / "a.txt").write_text("".join(f"l{i}\n" for i in range(1, 11)))
     out = await call(harness, "read", path="a.txt", offset=3, limit=2)
-    assert out.text.splitlines()[:2] == ["     3\tl3", "     4\tl4"]
+    assert out.text.splitlines()[:2] == ["3\tl3", "4\tl4"]
     assert "lines 3-4 of 10" in out.text
     past = await call(harness, "read", path="a.txt", offset=50)
     assert past.is_error and "past the end" in past.text

@@ -8,9 +8,7 @@ atomically on disk (a temp file in the same directory, then `os.replace`).
 
 from __future__ import annotations
 
-import os
-import stat
-import tempfile
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,11 +16,12 @@ import msgspec
 
 from coder_ls.agent.textedits import minimal_edits
 from coder_ls.agent.tools.base import ToolContext, ToolError
+from coder_ls.fsutil import write_atomic
 from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange
 from coder_ls.protocol.events import EditApplied
 
 ReadBytes = Callable[[Path], bytes]
-WriteText = Callable[[Path, str], None]
+WriteText = Callable[[Path, str, Path], None]  # path, text, the workspace root
 
 
 class BaseText(msgspec.Struct, frozen=True):
@@ -56,34 +55,11 @@ def load_base(ctx: ToolContext, path: Path, read_bytes: ReadBytes = read_disk) -
         raise ToolError(f"{ctx.rel(path)} is not UTF-8 text; it cannot be edited as text") from exc
 
 
-def _new_file_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` (UTF-8, line endings as given) so readers see the old or the new file."""
-    target = path.resolve() if path.is_symlink() else path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = _new_file_mode()
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+def atomic_write(path: Path, text: str, root: Path | None = None) -> None:
+    """Write `text` (UTF-8, line endings as given) so readers see the old or the new file,
+    and never outside `root` even if a folder on the way is swapped for a symlink meanwhile
+    (`fsutil.write_atomic`, the project's one atomic write)."""
+    write_atomic(path, text.encode("utf-8"), root=root)
 
 
 def build_change(path: Path, base: BaseText, new_text: str) -> FileChange:
@@ -115,26 +91,35 @@ async def commit_text(
     rel = ctx.rel(path)
     change = build_change(path, base, new_text)
     ctx.report(f"Editing {rel}")
+    if ctx.review_edit is not None and ctx.host.caps.apply_edit:
+        from coder_ls.agent.review import commit_reviewed  # the edit is the approval question
+
+        await commit_reviewed(ctx, path, base.text, change, ctx.review_edit)
+        return change
     if ctx.host.caps.apply_edit:
         outcome = await ctx.host.apply_edit(EditRequest(label=label, changes=(change,)))
     else:
-        write_text(path, new_text)
+        try:
+            await asyncio.to_thread(write_text, path, new_text, ctx.root)
+        except OSError as exc:
+            raise ToolError(f"could not write {rel}: {exc}") from exc
         outcome = EditOutcome(applied=True, written_to_disk=True)
     uri = path.as_uri()
     if not outcome.applied:
         reason = outcome.reason or "no reason given"
         ctx.emit(EditApplied(uri=uri, applied=False, reason=outcome.reason))
         raise ToolError(f"the user rejected the edit: {reason}")
-    ctx.emit(EditApplied(uri=uri, applied=True))
+    ctx.emit(EditApplied(uri=uri, applied=True, on_disk=outcome.written_to_disk))
     ctx.changed_paths.add(str(path))
     return change
 
 
-def numbered(lines: list[str], first: int, width: int = 6, max_line: int = 2000) -> str:
-    """`cat -n` style: right-aligned 1-based numbers, a tab, the line (long ones cut)."""
+def numbered(lines: list[str], first: int, max_line: int = 2000) -> str:
+    """1-based line numbers, a tab, the line (long ones cut). No padding: the tab already
+    separates the number, and `cat -n`'s six columns cost ~5 characters a line."""
     out = []
     for n, line in enumerate(lines, start=first):
         if len(line) > max_line:
             line = line[:max_line] + f"… [{len(line) - max_line} more characters]"
-        out.append(f"{n:>{width}}\t{line}")
+        out.append(f"{n}\t{line}")
     return "\n".join(out)

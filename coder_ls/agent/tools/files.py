@@ -116,8 +116,8 @@ def make_read_tool(read_bytes: ReadBytes = read_disk) -> Tool[ReadInput]:
 
     return Tool(
         "read",
-        "Read a file of the workspace. Output has line numbers like `cat -n` (they are not "
-        "part of the file). Shows the editor's unsaved text when the file is open. Large "
+        "Read a file of the workspace. Each line comes as `number<TAB>text` (the numbers are "
+        "not part of the file). Shows the editor's unsaved text when the file is open. Large "
         "files are summarised: pass offset/limit to read a range.",
         ReadInput,
         run,

@@ -1,0 +1,138 @@
+"""The agent's file writes never land outside the workspace, even when a folder on the way
+is swapped for a symlink between the path check and the write; grep without ripgrep does
+not follow a symlink out of the workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+
+from harness import init_git
+
+from coder_ls.agent.tools import ToolContext
+from coder_ls.agent.tools.files import make_write_tool
+from coder_ls.agent.tools.search import make_grep_tool
+from coder_ls.fsutil import UnsafePathError, write_atomic
+from coder_ls.protocol.config import Config
+
+
+class _NoEditorHost:
+    """A host without applyEdit: the write tool writes the disk itself."""
+
+    class caps:
+        apply_edit = False
+
+    def open_document(self, path: Path) -> None:
+        return None
+
+
+def _ctx(root: Path) -> ToolContext:
+    return ToolContext(root=root, config=Config(), host=_NoEditorHost())  # type: ignore[arg-type]
+
+
+def _flipper(link: Path, inside: Path, outside: Path, stop: threading.Event) -> None:
+    """Swap `link` between a real folder inside and a symlink to outside, as fast as it can."""
+    while not stop.is_set():
+        for target in (outside, inside):
+            tmp = link.with_name(link.name + ".tmp")
+            try:
+                os.symlink(target, tmp)
+                os.replace(tmp, link)
+            except OSError:
+                pass
+
+
+async def test_write_tool_never_lands_outside_while_a_folder_flips(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "real").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    link = root / "sub"
+    os.symlink(root / "real", link)
+    tool = make_write_tool()
+    stop = threading.Event()
+    thread = threading.Thread(target=_flipper, args=(link, root / "real", outside, stop), daemon=True)
+    thread.start()
+    try:
+        for n in range(300):
+            try:
+                await tool.call(_ctx(root), {"path": f"sub/f{n}.txt", "content": "data\n"})
+            except Exception:
+                pass  # refused (outside at check time) or failed (changed during the write): both fine
+    finally:
+        stop.set()
+        thread.join()
+    assert list(outside.iterdir()) == [], "a write landed outside the workspace"
+    assert any((root / "real").iterdir()), "no write went through at all: the test proves nothing"
+
+
+def test_write_atomic_refuses_a_parent_swapped_after_resolution(tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "ws"
+    (root / "d").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    real_realpath = os.path.realpath
+
+    def realpath_then_swap(p, *a, **k):  # the swap happens right after the check
+        out = real_realpath(p, *a, **k)
+        if str(p).endswith("d/x.txt") and (root / "d").is_dir() and not (root / "d").is_symlink():
+            os.rename(root / "d", root / "d.old")
+            os.symlink(outside, root / "d")
+        return out
+
+    monkeypatch.setattr(os.path, "realpath", realpath_then_swap)
+    try:
+        write_atomic(root / "d" / "x.txt", b"data", root=root)
+    except UnsafePathError:
+        pass
+    assert list(outside.iterdir()) == []
+
+
+def test_write_atomic_refuses_paths_outside_root(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, root / "out")
+    try:
+        write_atomic(root / "out" / "x.txt", b"data", root=root)
+        raised = False
+    except UnsafePathError:
+        raised = True
+    assert raised and list(outside.iterdir()) == []
+
+
+async def test_grep_without_ripgrep_stays_inside(tmp_path: Path) -> None:
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (outside / "key.txt").write_text("needle SECRET\n")
+    root = init_git(tmp_path / "ws", {"in.txt": "needle inside\n"})
+    os.symlink(outside, root / "linkdir")
+    os.symlink(outside / "key.txt", root / "linkfile.txt")  # git lists it: a tracked-looking file
+    tool = make_grep_tool(find_rg=lambda: None)
+    out = await tool.call(_ctx(root), {"pattern": "needle"})
+    text = out.text
+    assert "needle inside" in text
+    assert "SECRET" not in text
+
+
+async def test_grep_with_ripgrep_and_no_path_answers(tmp_path: Path) -> None:
+    import shutil
+
+    if shutil.which("rg") is None:
+        import pytest
+
+        pytest.skip("ripgrep is not installed")
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "in.txt").write_text("needle inside\n")
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (outside / "key.txt").write_text("needle SECRET\n")
+    os.symlink(outside, root / "linkdir")
+    tool = make_grep_tool()
+    out = await asyncio.wait_for(tool.call(_ctx(root), {"pattern": "needle"}), 10)
+    text = out.text
+    assert "needle inside" in text and "SECRET" not in text
