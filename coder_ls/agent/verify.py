@@ -32,6 +32,15 @@ def verify_command(config: Config, root: Path) -> str | None:
     return None
 
 
+def is_user_verify(config: Config, command: str) -> bool:
+    """The command is the user's own `workflow.verifyCommands` (not one guessed from project files).
+
+    The turn runs it without asking, inside the sandbox: the user wrote it. Without a
+    sandbox the permission policy decides as for any command.
+    """
+    return any(c.strip() == command for c in config.workflow.verify_commands)
+
+
 def should_verify(config: Config, root: Path, changed: set[str], attempts: int, shell_allowed: bool) -> bool:
     return (
         bool(changed)

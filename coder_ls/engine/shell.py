@@ -23,15 +23,20 @@ import codecs
 import contextlib
 import ctypes
 import os
+import re
 import shlex
 import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
+
+from coder_ls.engine import lifetime, sandbox
+from coder_ls.engine.environ import child_env, secret_names
+from coder_ls.protocol.config import SandboxConfig
 
 BASH = "/bin/bash"
 # After the command's bash exits, how long to wait for the pipe to reach EOF.
@@ -43,6 +48,7 @@ REAP_WAIT_SECONDS = 1.0
 _PR_SET_CHILD_SUBREAPER = 36
 _FORCED_ENV = {"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
 _DROPPED_ENV = ("PWD", "OLDPWD")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ShellResult(msgspec.Struct, frozen=True):
@@ -53,33 +59,47 @@ class ShellResult(msgspec.Struct, frozen=True):
     cwd: str  # the cwd the next command will start in
 
 
-def _script(state_dir: Path) -> str:
-    """The bash program that wraps every command ($1 = command, $2 = cwd, $3 = exports file)."""
+def _script(state_dir: Path, hide: Sequence[str], force: Mapping[str, str]) -> str:
+    """The bash program that wraps every command.
+
+    $1 = the file holding the command (read, then removed: a command of any size
+    passes, where an argument is capped at 128 KiB), $2 = cwd, $3 = exports file.
+    `hide` names are unset after the exports are loaded (secrets); `force`
+    variables are set for this command only and restored before the state is saved.
+    """
     env_next = shlex.quote(str(state_dir / "env.next"))
     cwd_next = shlex.quote(str(state_dir / "cwd.next"))
+    names = " ".join(n for n in hide if _NAME.match(n))
+    save, restore = [], []
+    for i, (key, value) in enumerate(force.items()):
+        if not _NAME.match(key):
+            continue
+        save.append(f"__coder_s{i}=${{{key}-__coder_unset__}}; export {key}={shlex.quote(value)}")
+        restore.append(
+            f'if [ "$__coder_s{i}" = __coder_unset__ ]; then unset {key}; else export {key}="$__coder_s{i}"; fi'
+        )
+    trap = (
+        "__coder_rc=$?; "
+        + "; ".join([*restore, ""])
+        + "builtin export -p >| "
+        + env_next
+        + " 2>/dev/null; builtin pwd >| "
+        + cwd_next
+        + ' 2>/dev/null; builtin exit "$__coder_rc"'
+    )
     return "\n".join(
         [
-            "__coder_cmd=$1; __coder_cwd=$2; __coder_env=$3; set --",
+            '__coder_cmd=$(< "$1"); rm -f -- "$1"; __coder_cwd=$2; __coder_env=$3; set --',
             'if [ -n "$__coder_env" ]; then . "$__coder_env" >/dev/null 2>&1; fi',
+            f"unset -v {names} 2>/dev/null" if names else ":",
+            *save,
             "__coder_old=${OLDPWD-}",
             'builtin cd -- "$__coder_cwd" >/dev/null 2>&1 && OLDPWD=$__coder_old',
             "unset __coder_old __coder_cwd __coder_env",
-            "trap '__coder_rc=$?; builtin export -p >| "
-            + env_next
-            + " 2>/dev/null; builtin pwd >| "
-            + cwd_next
-            + ' 2>/dev/null; builtin exit "$__coder_rc"\' EXIT',
+            "trap " + shlex.quote(trap) + " EXIT",
             'eval "$__coder_cmd"',
         ]
     )
-
-
-def _state_parent() -> str | None:
-    """A tmpfs for the state files when there is one (much faster than a disk)."""
-    for candidate in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):
-        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
-            return candidate
-    return None
 
 
 def _utf8_cut(data: bytes, limit: int) -> int:
@@ -236,16 +256,12 @@ class PersistentShell:
         """`env` is the base environment (default: ours) before the first command."""
         self._root = Path(root).absolute()
         self._root_real = self._root.resolve()
-        base = dict(os.environ if env is None else env)
-        for key in _DROPPED_ENV:
-            base.pop(key, None)
-        base.update(_FORCED_ENV)
-        self._base_env = base
+        self._base_env = child_env(base=env, drop=_DROPPED_ENV, set_=_FORCED_ENV)
         self._cwd = self._root
         self._state_dir: Path | None = None
+        self._sandbox_tmp: Path | None = None
         self._env_file: Path | None = None  # the exports of the last command that finished
         self._generation = 0
-        self._script = ""
         self._lock = asyncio.Lock()
         self._current: _Job | None = None
         self._lingering: list[_Job] = []
@@ -265,9 +281,16 @@ class PersistentShell:
 
     def _ensure_state_dir(self) -> Path:
         if self._state_dir is None:
-            self._state_dir = Path(tempfile.mkdtemp(prefix="coder-shell-", dir=_state_parent()))
-            self._script = _script(self._state_dir)
+            self._state_dir = Path(tempfile.mkdtemp(prefix="shell-", dir=lifetime.run_dir()))
         return self._state_dir
+
+    def sandbox_for(self, config: SandboxConfig) -> sandbox.Sandbox | None:
+        """The sandbox `config` asks for on this machine (None: `off` or none available)."""
+        if config.mode == "off" or not sandbox.available():
+            return None
+        if self._sandbox_tmp is None:
+            self._sandbox_tmp = Path(tempfile.mkdtemp(prefix="tmp-", dir=lifetime.run_dir()))
+        return sandbox.resolve(config, self._root, self._sandbox_tmp)
 
     def _start_dir(self) -> tuple[Path, str | None]:
         """Where the next command starts; a note when the saved cwd vanished."""
@@ -295,25 +318,29 @@ class PersistentShell:
             self._lingering.remove(job)
             self._keep_if_alive(job)
 
-    async def _spawn(self, command: str, capture: _Capture, start: Path) -> _Job:
+    async def _spawn(
+        self, command: str, capture: _Capture, start: Path, hide: Sequence[str], sb: sandbox.Sandbox | None
+    ) -> _Job:
         state_dir = self._ensure_state_dir()
         for name in ("env.next", "cwd.next"):
             with contextlib.suppress(FileNotFoundError):
                 (state_dir / name).unlink()
+        self._generation += 1
+        cmd_file = state_dir / f"cmd.{self._generation}"
+        fd = os.open(cmd_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(command)
+        script = _script(state_dir, secret_names(hide), sandbox.forced_env(sb) if sb else {})
         # Once a state file exists it is the whole environment (so `unset` sticks).
         env = {} if self._env_file else self._base_env
+        argv = [BASH, "--noprofile", "--norc", "-c", script, "bash", str(cmd_file), str(start)]
+        argv.append(str(self._env_file or ""))
+        if sb is not None:
+            argv = sandbox.wrap(sb, argv, extra_writable=[str(state_dir)])
         loop = asyncio.get_running_loop()
         transport, proto = await loop.subprocess_exec(
             lambda: _Proto(loop, capture),
-            BASH,
-            "--noprofile",
-            "--norc",
-            "-c",
-            self._script,
-            "bash",
-            command,
-            str(start),
-            str(self._env_file or ""),
+            *argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -355,8 +382,14 @@ class PersistentShell:
         on_output: Callable[[str], None],
         timeout: float,
         max_output_bytes: int,
+        hide_env: Sequence[str] = (),
+        box: sandbox.Sandbox | None = None,
     ) -> ShellResult:
-        """Run `command`; calls are serialized. Cancelling kills the command's group."""
+        """Run `command`; calls are serialized. Cancelling kills the command's group.
+
+        `hide_env`: names (besides the API keys) unset for the command (`secrets.envNames`).
+        `box`: run inside this sandbox (see `sandbox_for`).
+        """
         async with self._lock:
             if self._closed:
                 raise RuntimeError("the shell is closed")
@@ -365,7 +398,7 @@ class PersistentShell:
             start, note = self._start_dir()
             if note:
                 capture.note(note)
-            job = await self._spawn(command, capture, start)
+            job = await self._spawn(command, capture, start, hide_env, box)
             self._current = job
             timed_out = False
             try:
@@ -419,5 +452,6 @@ class PersistentShell:
         for job in jobs:
             await job.stop()
             job.transport.close()
-        if self._state_dir is not None:
-            shutil.rmtree(self._state_dir, ignore_errors=True)
+        for path in (self._state_dir, self._sandbox_tmp):
+            if path is not None:
+                shutil.rmtree(path, ignore_errors=True)

@@ -5,9 +5,69 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+from collections.abc import Iterable
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+
+from coder_ls.engine.environ import secret_values
+
+REDACTED = "[REDACTED]"
+
+
+class RedactSecrets(logging.Filter):
+    """Replaces the values of the secret variables (`engine.environ`) in every record.
+
+    Attached to every handler, so it sees the records of every logger (the
+    anthropic SDK's debug log included) after they are formatted into a message.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._names: tuple[str, ...] = ()
+        self._values = secret_values()
+
+    def add_names(self, names: Iterable[str]) -> None:
+        new = tuple(n for n in names if n not in self._names)
+        if new:
+            self._names += new
+            self._values = secret_values(self._names)
+
+    def redact(self, text: str) -> str:
+        for value in self._values:
+            if value in text:
+                text = text.replace(value, REDACTED)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._values:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:
+            message = str(record.msg)
+        record.msg, record.args = self.redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        return True
+
+
+def _redactor() -> RedactSecrets:
+    """The filter on the root logger's handlers (one per process, made by `setup_logging`)."""
+    for handler in logging.getLogger().handlers:
+        for f in handler.filters:
+            if isinstance(f, RedactSecrets):
+                return f
+    return RedactSecrets()
+
+
+def add_secret_names(names: Iterable[str]) -> None:
+    """Also redact the values of these variables (`secrets.envNames`) from now on."""
+    _redactor().add_names(names)
 
 _TYPES = {
     logging.ERROR: types.MessageType.Error,
@@ -39,6 +99,7 @@ class ClientLogHandler(logging.Handler):
         root = logging.getLogger("coder_ls")
         if not any(isinstance(h, cls) for h in root.handlers):
             handler = cls(server)
+            handler.addFilter(_redactor())
             handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
             root.addHandler(handler)
 
@@ -48,8 +109,10 @@ def setup_logging(level: str, log_file: str | None) -> None:
     if log_file:
         handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redact = RedactSecrets()
     for h in handlers:
         h.setFormatter(fmt)
+        h.addFilter(redact)
     root = logging.getLogger()
     root.handlers = handlers
     root.setLevel(getattr(logging, level.upper(), logging.INFO))

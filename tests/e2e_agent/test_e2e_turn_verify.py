@@ -78,13 +78,18 @@ async def test_auto_verify_can_be_turned_off(agent):
     assert all("VERIFIED" not in all_text(r) for r in a.fake.message_requests)
 
 
-async def test_verify_is_skipped_when_the_shell_would_need_approval(agent):
+async def test_users_verify_command_runs_without_asking_under_auto_edit(agent):
+    """Issue 8: `auto-edit` asks before shell commands, but `workflow.verifyCommands` is the
+    user's own command: it runs (in the sandbox) without a question instead of being skipped."""
     a = await agent(permissions="auto-edit", workflow=VERIFY)
     a.fake.push(
         calls(tool_call("write", {"path": "calc3.py", "content": "Z = 3\n"}, "toolu_v5")),
         reply("done"),
+        reply("verified"),
     )
     result = await a.turn("write calc3.py")
-    assert result["reply"] == "done"
-    assert len(a.fake.message_requests) == 2
+    assert result["reply"] == "verified", result
+    assert len(a.fake.message_requests) == 3
+    verify_text = last_user_text(a.fake.message_requests[2])
+    assert "VERIFIED\n" in verify_text and "passed" in verify_text
     assert a.s.questions == []  # never asks the user just to verify

@@ -364,3 +364,91 @@ async def test_round_trip_of_a_trivial_command_is_fast(shell: PersistentShell) -
         await run(shell, "true")
         samples.append(time.perf_counter() - start)
     assert statistics.median(samples) < 0.05
+
+
+# -- secrets, sandbox state, process lifetime (issue 7) ------------------------------------
+
+
+async def test_secrets_are_hidden_from_every_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-unit-secret")
+    monkeypatch.setenv("MY_SECRET", "mine-1234")
+    sh = PersistentShell(tmp_path)
+    try:
+        first = await sh.run(
+            "env", on_output=lambda _: None, timeout=TIMEOUT, max_output_bytes=CAP, hide_env=["MY_SECRET"]
+        )
+        assert "sk-ant-unit-secret" not in first.output and "mine-1234" not in first.output
+        # exported by hand, then listed in secrets.envNames: gone from the next command on
+        await sh.run("export LATER=later-5678", on_output=lambda _: None, timeout=TIMEOUT, max_output_bytes=CAP)
+        later = await sh.run(
+            "echo [$LATER]", on_output=lambda _: None, timeout=TIMEOUT, max_output_bytes=CAP, hide_env=["LATER"]
+        )
+        assert later.output == "[]\n"
+    finally:
+        await sh.close()
+
+
+async def test_state_dir_is_private_under_the_run_dir(shell: PersistentShell) -> None:
+    from coder_ls.engine import lifetime
+
+    await run(shell, "export X=1")
+    state = shell._state_dir
+    assert state is not None and state.parent == lifetime.run_dir()
+    assert lifetime.run_dir().stat().st_mode & 0o777 == 0o700
+    assert not [p for p in state.iterdir() if p.name.startswith("cmd.")]  # the command file is removed
+
+
+def test_stale_run_dirs_of_dead_servers_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from coder_ls.engine import lifetime
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    dead = tmp_path / f"coder-ls-{os.getuid()}-999999999"
+    live = tmp_path / f"coder-ls-{os.getuid()}-{os.getppid()}"
+    for d in (dead, live):
+        d.mkdir(mode=0o700)
+        (d / "env.1").write_text("declare -x SECRET=1\n")
+    lifetime.remove_stale_run_dirs()
+    assert not dead.exists() and live.exists()
+
+
+async def test_a_sandboxed_command_keeps_state_and_restores_forced_variables(tmp_path: Path) -> None:
+    from coder_ls.engine import sandbox
+    from coder_ls.protocol.config import SandboxConfig
+
+    if not sandbox.available():
+        pytest.skip("bubblewrap does not work here")
+    sh = PersistentShell(tmp_path)
+    try:
+        box = sh.sandbox_for(SandboxConfig())
+        assert box is not None
+        out = await sh.run(
+            "mkdir -p d && cd d && export KEEP=yes; echo $TMPDIR; touch /etc/x-coder 2>&1",
+            on_output=lambda _: None,
+            timeout=TIMEOUT,
+            max_output_bytes=CAP,
+            box=box,
+        )
+        assert out.output.startswith("/tmp\n") and "Read-only file system" in out.output
+        after = await run(sh, 'echo "$KEEP ${TMPDIR-unset} $XDG_CACHE_HOME" && pwd')
+        assert after.output.split("\n")[0].startswith("yes ") and box.cache not in after.output
+        assert after.output.split("\n")[1] == str(tmp_path / "d")
+    finally:
+        await sh.close()
+
+
+def test_no_sandbox_warns_once_per_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    from coder_ls.agent.tools import bash
+    from coder_ls.engine import sandbox
+    from coder_ls.protocol.config import Config
+
+    shown: list[tuple[str, str]] = []
+
+    class Host:
+        def show_message(self, kind: str, message: str) -> None:
+            shown.append((kind, message))
+
+    monkeypatch.setattr(sandbox, "available", lambda: False)
+    host, sh = Host(), PersistentShell(Path("/"))
+    for _ in range(3):
+        assert bash.sandbox_options(sh, Config(), host)["box"] is None  # type: ignore[arg-type]
+    assert [k for k, _ in shown] == ["warning"]

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
 from coder_ls.agent.tools.base import ShellResultLike, Tool, ToolContext, ToolError, ToolOutput
-from coder_ls.protocol.events import ShellFinished, ShellOutput
+from coder_ls.engine import sandbox as sbx
+from coder_ls.engine.host import Host
+from coder_ls.protocol.config import Config
+from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved, ShellFinished, ShellOutput
 
 CommandCheck = Callable[[str, Path], "str | None"]
 
@@ -28,11 +32,39 @@ class BashInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, froz
     ) = None
 
 
-def default_check(command: str, root: Path) -> str | None:
+RUN_OUTSIDE = "Run outside the sandbox"
+KEEP = "Keep the failure"
+NO_SANDBOX_WARNING = (
+    "coder: no OS sandbox is available on this machine (bubblewrap does not work here); "
+    "the agent's shell commands run unsandboxed, guarded only by the permission policy."
+)
+
+
+def default_check(command: str, root: Path, cwd: Path | None = None) -> str | None:
     from coder_ls.engine.safety import check_command
 
-    result: str | None = check_command(command, root)
+    result: str | None = check_command(command, root, cwd=cwd)
     return result
+
+
+def warn_no_sandbox_once(host: Host) -> None:
+    """One `window/showMessage` warning per server (the host is the server's)."""
+    if getattr(host, "_coder_no_sandbox_warned", False):
+        return
+    with contextlib.suppress(AttributeError):
+        host._coder_no_sandbox_warned = True  # type: ignore[attr-defined]
+    host.show_message("warning", NO_SANDBOX_WARNING)
+
+
+def sandbox_options(shell: Any, config: Config, host: Host) -> dict[str, Any]:
+    """`run` keywords for the agent's shell: secrets hidden, the sandbox (real shell only)."""
+    sandbox_for = getattr(shell, "sandbox_for", None)
+    if sandbox_for is None:
+        return {}
+    box = sandbox_for(config.sandbox)
+    if box is None and config.sandbox.mode != "off":
+        warn_no_sandbox_once(host)
+    return {"hide_env": config.secrets.env_names, "box": box}
 
 
 def _short(command: str, width: int = 80) -> str:
@@ -51,6 +83,21 @@ def format_result(result: ShellResultLike, timeout: float) -> str:
     return "\n".join(parts)
 
 
+async def ask_outside(ctx: ToolContext, command: str) -> bool:
+    """May this exact command, which failed on the sandbox, run again outside it?"""
+    summary = f"run `{_short(command, 200)}` again outside the sandbox"
+    ctx.emit(ApprovalRequested(call_id=ctx.call_id, tool="bash", summary=summary))
+    choice = await ctx.host.ask(
+        "warning",
+        f"The sandbox stopped `{_short(command, 200)}` (no writes outside the workspace, no network). "
+        "Run this exact command again outside the sandbox?",
+        [RUN_OUTSIDE, KEEP],
+    )
+    ok = choice == RUN_OUTSIDE
+    ctx.emit(ApprovalResolved(call_id=ctx.call_id, decision="allowOnce" if ok else "deny"))
+    return ok
+
+
 def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]:
     """`check_command(command, root)` refuses dangerous commands (default: engine.safety)."""
 
@@ -58,7 +105,10 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         command = inp.command
         if not command.strip():
             raise ToolError("the command is empty")
-        refusal = (check_command or default_check)(command, ctx.root)
+        if check_command is not None:
+            refusal = check_command(command, ctx.root)
+        else:  # relative paths in the command are relative to the shell's cwd
+            refusal = default_check(command, ctx.root, getattr(ctx.shell, "cwd", None))
         if refusal:
             raise ToolError(f"refused to run `{_short(command)}`: {refusal}")
         if ctx.shell is None:
@@ -70,22 +120,40 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         def on_output(chunk: str) -> None:
             ctx.emit(ShellOutput(chunk=chunk))
 
-        pending = ctx.shell.run(
-            command,
-            on_output=on_output,
-            timeout=timeout,
-            max_output_bytes=ctx.config.shell.max_output_bytes,
-        )
-        result: ShellResultLike = await pending if inspect.isawaitable(pending) else pending
-        ctx.emit(
-            ShellFinished(
-                command=command,
-                exit_code=result.exit_code,
-                truncated=result.truncated,
-                timed_out=result.timed_out,
+        async def run_once(options: dict[str, Any]) -> ShellResultLike:
+            assert ctx.shell is not None
+            shell_run: Callable[..., Any] = ctx.shell.run
+            pending = shell_run(
+                command,
+                on_output=on_output,
+                timeout=timeout,
+                max_output_bytes=ctx.config.shell.max_output_bytes,
+                **options,
             )
-        )
-        return ToolOutput(format_result(result, timeout), is_error=result.timed_out)
+            result: ShellResultLike = await pending if inspect.isawaitable(pending) else pending
+            ctx.emit(
+                ShellFinished(
+                    command=command,
+                    exit_code=result.exit_code,
+                    truncated=result.truncated,
+                    timed_out=result.timed_out,
+                )
+            )
+            return result
+
+        options = sandbox_options(ctx.shell, ctx.config, ctx.host)
+        result = await run_once(options)
+        text = format_result(result, timeout)
+        if options.get("box") is not None and sbx.failed_on_sandbox(result.output, result.exit_code):
+            if await ask_outside(ctx, command):
+                ctx.report(f"Running outside the sandbox: {_short(command)}")
+                result = await run_once({**options, "box": None})
+                text += "\n[the user approved running it again outside the sandbox:]\n" + format_result(
+                    result, timeout
+                )
+            else:
+                text += "\n[it failed inside the sandbox; the user did not approve running it outside]"
+        return ToolOutput(text, is_error=result.timed_out)
 
     return Tool(
         "bash",

@@ -1,0 +1,44 @@
+"""The environment of every process the server starts (one function builds it).
+
+The server's own environment may hold credentials (`ANTHROPIC_API_KEY`,
+`ANTHROPIC_AUTH_TOKEN`, and whatever the user lists in `secrets.envNames`). The
+SDK inside the server needs them; no child does. `child_env` is the only way the
+server builds a child's environment: the persistent shell (`!cmd`, the agent's
+bash, auto-verify, tasks), git, ripgrep and any other subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+
+ALWAYS_SECRET = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+def secret_names(extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """The names removed from every child's environment (fixed ones first)."""
+    names = list(ALWAYS_SECRET)
+    names.extend(n for n in extra if n and n not in names)
+    return tuple(names)
+
+
+def child_env(
+    extra_secrets: Iterable[str] = (),
+    *,
+    base: Mapping[str, str] | None = None,
+    drop: Iterable[str] = (),
+    set_: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """`base` (default: our environment) minus secrets and `drop`, plus `set_`."""
+    hidden = set(secret_names(extra_secrets)) | set(drop)
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in hidden}
+    if set_:
+        env.update({k: v for k, v in set_.items() if k not in hidden})
+    return env
+
+
+def secret_values(extra: Iterable[str] = (), *, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values of the secret variables set in `environ` (default: ours), longest first."""
+    env = os.environ if environ is None else environ
+    values = {env[n] for n in secret_names(extra) if len(env.get(n, "")) >= 8}
+    return sorted(values, key=len, reverse=True)

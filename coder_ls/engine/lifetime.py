@@ -1,0 +1,153 @@
+"""Process lifetime: nothing the server starts outlives it.
+
+At the start of serving the server becomes a child subreaper (Linux
+`PR_SET_CHILD_SUBREAPER`), so a background job that detaches (`nohup`,
+`setsid`, `disown`, a double fork) is re-parented to the server instead of
+PID 1. On shutdown, exit and a closed stdin `sweep` kills every descendant
+(found by walking `/proc`), by process group first, and reaps them.
+
+The shells keep their state files (saved cwd and `export -p` dumps, which may
+hold values the user exported) under one private 0700 directory per server,
+`coder-ls-<uid>-<pid>`, removed by `sweep`; directories left by servers that
+died without sweeping are removed by `remove_stale_run_dirs` at start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+_RUN_DIR = re.compile(r"^coder-ls-(\d+)-(\d+)$")
+
+
+def _run_parent() -> Path:
+    """A tmpfs for the state files when there is one (much faster than a disk)."""
+    for candidate in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):
+        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
+            return Path(candidate)
+    return Path(tempfile.gettempdir())
+
+
+def _private(path: Path) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def run_dir() -> Path:
+    """This server's private state directory (created 0700 on first use)."""
+    path = _run_parent() / f"coder-ls-{os.getuid()}-{os.getpid()}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    if not _private(path):  # somebody else made it: do not use it
+        raise PermissionError(f"{path} is not a private directory of ours")
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_run_dirs() -> int:
+    """Remove the state directories of our servers that are gone; how many were removed."""
+    parents = {_run_parent(), Path(tempfile.gettempdir())}
+    removed = 0
+    for parent in parents:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(parent):
+                m = _RUN_DIR.match(entry.name)
+                if not m or int(m.group(1)) != os.getuid() or int(m.group(2)) == os.getpid():
+                    continue
+                if not _alive(int(m.group(2))) and _private(Path(entry.path)):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                    removed += 1
+    return removed
+
+
+def _parents() -> dict[int, int]:
+    """pid -> ppid of every process in /proc."""
+    result: dict[int, int] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            fields = data[data.rfind(b")") + 2 :].split()
+            if len(fields) > 1:
+                result[int(entry.name)] = int(fields[1])
+    return result
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """Every live descendant of `pid` (default: us), parents before children."""
+    root = os.getpid() if pid is None else pid
+    children: dict[int, list[int]] = {}
+    for child, parent in _parents().items():
+        children.setdefault(parent, []).append(child)
+    found: list[int] = []
+    todo = list(children.get(root, []))
+    while todo:
+        p = todo.pop(0)
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def kill_descendants(rounds: int = 20) -> int:
+    """SIGKILL every descendant (their process groups first) and reap them; how many were killed."""
+    own_group = os.getpgrp()
+    killed: set[int] = set()
+    for _ in range(rounds):
+        pids = descendants()
+        live = [p for p in pids if p not in killed or _alive(p)]
+        if not live:
+            break
+        for p in live:
+            with contextlib.suppress(OSError):
+                pgid = os.getpgid(p)
+                if pgid != own_group:
+                    os.killpg(pgid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)
+            killed.add(p)
+        time.sleep(0.01)
+        _reap()
+    _reap()
+    return len(killed)
+
+
+def sweep() -> None:
+    """At the end of serving: kill every descendant and remove our state directory."""
+    kill_descendants()
+    path = _run_parent() / f"coder-ls-{os.getuid()}-{os.getpid()}"
+    if _private(path):
+        shutil.rmtree(path, ignore_errors=True)

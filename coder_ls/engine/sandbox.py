@@ -1,0 +1,182 @@
+"""The OS sandbox of the agent's shell (bubblewrap), built from `sandbox.*` settings.
+
+`workspace-write` (the default): the whole filesystem read-only, the workspace
+writable except `.git/hooks`, `.git/config` and `.coder/` (bound read-only over
+it), a private writable /tmp, a per-workspace writable cache directory (see
+`CACHE_ENV`), `sandbox.writableRoots`, the shell's state directory; a new PID
+namespace; no network unless `sandbox.network`; the sandbox dies with the server.
+`read-only`: the same without the workspace and writable roots.
+
+Where bubblewrap does not work (probed once per process with a trivial
+command), `available()` is False and the caller runs commands unsandboxed
+after warning the user once.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from coder_ls.protocol.config import SandboxConfig
+
+# Caches that tools keep under ~ (read-only in the sandbox) go to a per-workspace directory.
+CACHE_ENV = ("XDG_CACHE_HOME", "npm_config_cache", "PIP_CACHE_DIR", "GOCACHE", "GOMODCACHE", "YARN_CACHE_FOLDER")
+PROTECTED = (".git/hooks", ".git/config", ".coder")
+# What a command that failed because of the sandbox says.
+SANDBOX_FAILURES = (
+    "read-only file system",
+    "permission denied",
+    "network is unreachable",
+    "could not resolve host",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "operation not permitted",
+)
+
+
+class Sandbox(msgspec.Struct, frozen=True):
+    """A resolved sandbox for one shell: paths made absolute."""
+
+    root: str
+    mode: str  # "workspace-write" | "read-only"
+    network: bool
+    writable: tuple[str, ...]  # extra writable roots that exist
+    tmp: str  # bound as /tmp
+    cache: str
+
+
+@functools.cache
+def bwrap_path() -> str | None:
+    """`bwrap` when it can actually build a sandbox here (probed once)."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return None
+    try:
+        probe = subprocess.run(
+            [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=10,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return exe if probe.returncode == 0 else None
+
+
+def available() -> bool:
+    return bwrap_path() is not None
+
+
+def cache_dir(root: Path) -> Path:
+    """The per-workspace writable cache of sandboxed commands (under ~/.cache/coder-ls/sandbox)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    return base / "coder-ls" / "sandbox" / f"{root.name or 'root'}-{digest}"
+
+
+def resolve(config: SandboxConfig, root: Path, tmp: Path) -> Sandbox | None:
+    """The sandbox `config` asks for, or None (`off`, or no sandbox on this machine)."""
+    if config.mode == "off" or not available():
+        return None
+    root = root.resolve()
+    writable = []
+    for entry in config.writable_roots:
+        p = Path(os.path.expanduser(entry))
+        p = (p if p.is_absolute() else root / p).resolve()
+        if p.exists():
+            writable.append(str(p))
+    cache = cache_dir(root)
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return Sandbox(
+        root=str(root),
+        mode=config.mode,
+        network=config.network,
+        writable=tuple(writable),
+        tmp=str(tmp),
+        cache=str(cache),
+    )
+
+
+def forced_env(sb: Sandbox) -> dict[str, str]:
+    """Variables set for each sandboxed command (and restored afterwards)."""
+    env = {"TMPDIR": "/tmp"}
+    env.update(dict.fromkeys(CACHE_ENV, sb.cache))
+    env["GOCACHE"] = os.path.join(sb.cache, "go-build")
+    env["GOMODCACHE"] = os.path.join(sb.cache, "go-mod")
+    return env
+
+
+def _ro(path: Path) -> list[str]:
+    """Bind `path` read-only over itself; a symlink's target too (writes would go there)."""
+    args = ["--ro-bind", str(path), str(path)] if not path.is_symlink() else []
+    real = path.resolve()
+    if real != path and real.exists():
+        args += ["--ro-bind", str(real), str(real)]
+    return args
+
+
+def _protect(root: Path) -> list[str]:
+    """`--ro-bind` args for the protected paths; missing directories are created empty first."""
+    args: list[str] = []
+    git = root / ".git"
+    if git.is_file() and not git.is_symlink():  # a worktree's pointer to its git dir
+        args += _ro(git)
+    if git.is_dir() and not git.is_symlink():
+        # A mount point cannot be renamed: no `mv .git x; mkdir .git` with new hooks.
+        args += ["--bind", str(git), str(git)]
+        hooks = git / "hooks"
+        if not hooks.exists() and not hooks.is_symlink():
+            hooks.mkdir()
+        args += _ro(hooks)
+        config = git / "config"
+        if config.exists():
+            args += _ro(config)
+    coder = root / ".coder"
+    if not coder.exists() and not coder.is_symlink():
+        coder.mkdir()
+    if coder.exists():
+        args += _ro(coder)
+    return args
+
+
+def wrap(sb: Sandbox, argv: Sequence[str], extra_writable: Sequence[str] = ()) -> list[str]:
+    """`argv` run inside the sandbox."""
+    exe = bwrap_path()
+    assert exe is not None
+    root = Path(sb.root)
+    # Later binds go over earlier ones: /tmp first (a workspace may live under /tmp).
+    args = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", sb.tmp, "/tmp"]
+    if sb.mode == "workspace-write":
+        args += ["--bind", str(root), str(root)]
+        for p in sb.writable:
+            args += ["--bind", p, p]
+    else:  # read-only: still the real workspace (not the private /tmp's empty one)
+        args += ["--ro-bind", str(root), str(root)]
+    args += ["--bind", sb.cache, sb.cache]
+    for p in extra_writable:
+        args += ["--bind", p, p]
+    args += _protect(root)
+    if not sb.network:
+        args.append("--unshare-net")
+    # No capabilities inside: a server running as root would otherwise keep CAP_SYS_ADMIN
+    # in the sandbox and could remount the read-only binds writable.
+    args += ["--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--"]
+    return args + list(argv)
+
+
+def failed_on_sandbox(output: str, exit_code: int | None) -> bool:
+    """A command that failed and says why in a way the sandbox causes."""
+    if exit_code in (0, None):
+        return False
+    low = output.lower()
+    return any(s in low for s in SANDBOX_FAILURES)
