@@ -6,15 +6,15 @@ index, HEAD, stash and refs are never read or written. The private repo sees the
 own `.gitignore` files (git reads them from the work tree), the user's `.git/info/exclude`
 (mirrored into ours) and always excludes `/.coder/`; it ignores the user's global config.
 
-A snapshot is the tree of the private index brought up to date with the work tree. Every
-snapshot starts with ONE `git ls-files --others --modified --exclude-standard`: it lists the
-files whose stat data no longer match the index (modified, deleted, type-changed; racily clean
-entries are compared by content) and the new untracked non-ignored files. When it lists
-nothing (or only files already known to be too large) and the index file is the one we left,
-the work tree still matches the tree we wrote last and that tree id is the snapshot: no
-`add`, no `write-tree`. Otherwise `git add -A` (incremental thanks to the stat cache) and
-`write-tree`. So a submission that changes nothing costs two git processes (one check before,
-one after) and leaves no trace.
+`/undo` reverts a path only while it still holds what the submission left there and never
+through a symlink (`undofs`); the paths changed since are kept and reported as conflicts.
+
+A snapshot is the tree of the private index brought up to date with the work tree
+(`workindex.WorkIndex`). While the file watcher is trusted, only the paths it saw change are
+looked at, after a barrier that makes a command's changes visible: a submission that changes
+nothing costs no git process. Otherwise a scan: ONE `git ls-files --others --modified
+--exclude-standard` (stat data against the index; nothing listed and the index file is the one
+we left: the tree we wrote last, no `add`, no `write-tree`), else `git add -A` and `write-tree`.
 
 `snapshot` returns a tree id; commits are only made when `finish` writes a record (the
 submission changed files): the before and after trees are committed and chained on
@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import time
 from pathlib import Path
 
 import msgspec
 
+from coder_ls.engine.editorbuffers import EditorBuffers
 from coder_ls.engine.gitops import (
     EXCLUDE_CODER,
     USER_FLAGS,
@@ -46,21 +48,20 @@ from coder_ls.engine.gitops import (
     split_z,
     worktree_changes,
 )
+from coder_ls.engine.undofs import GITLINK, Change, Entry, apply_undo
+from coder_ls.engine.workindex import WorkIndex
+
+log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_RECORDS = 100
-BULK_MIN_FILES = 100  # from this many new/modified files, `git add` writes one pack, not loose objects
+WATCH = True  # track changes with a file watcher (else: scan the workspace per snapshot)
 GC_EVERY = 25  # `git gc --auto` once per this many records written
 _MAX_KNOWN_TREES = 1024
 
 # git processes started by `Checkpoints` (all of them go through `Checkpoints._git`): tests and
-# benchmarks read it to check that a submission which changes nothing costs two processes.
+# benchmarks read it to check what a submission which changes nothing costs.
 GIT_CALLS = 0
-
-# Highest-precedence attributes: blobs are the exact bytes on disk, whatever .gitattributes says
-# (no EOL normalisation, no clean/smudge filters), so that a restore writes back the same bytes.
-_ATTRIBUTES = "* -text !eol -filter -ident !working-tree-encoding\n"
-STALE_LOCK_SECONDS = 30.0
 
 
 _PRIVATE_FLAGS = (
@@ -91,15 +92,13 @@ class Record(msgspec.Struct):
     after: str
     paths: list[str]
     created_at: float = 0.0
+    started_at: float = 0.0  # when the submission's "before" snapshot began
 
 
 class _State(msgspec.Struct):
     version: int = 1
     records: list[Record] = msgspec.field(default_factory=list)
     written: int = 0  # records ever written (paces `git gc --auto`)
-
-
-_IndexSig = tuple[int, int, int, int]
 
 
 def ensure_state_gitignore(root: Path) -> None:
@@ -112,21 +111,20 @@ def ensure_state_gitignore(root: Path) -> None:
 class Checkpoints:
     """Snapshots of `root` and the stack of submissions that changed it."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, watch: bool | None = None) -> None:
         self.root = root.resolve()
         self.dir = self.root / ".coder" / "checkpoints"
         self.git_dir = self.dir / "git"
         self.index = self.dir / "index"
         self.records_file = self.dir / "records.json"
         self._lock = asyncio.Lock()
+        self.editor = EditorBuffers()
+        self._started: dict[str, float] = {}  # submission id -> when its "before" snapshot began
         self._ready = False
         self._tip: str | None = None
         self._trees: dict[str, str] = {}  # commit -> tree
         self._skipped: dict[str, list[str]] = {}  # commit -> paths too large to snapshot
         self._tree_skipped: dict[str, list[str]] = {}  # tree written here -> paths too large
-        # The tree the private index held when we last brought it up to date with the work
-        # tree, the paths left out of it as too large, and the index file's identity then.
-        self._clean: tuple[str, frozenset[str], _IndexSig] | None = None
         home = self.dir / "home"
         self._env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -146,6 +144,7 @@ class Checkpoints:
         }
         if "TMPDIR" in os.environ:
             self._env["TMPDIR"] = os.environ["TMPDIR"]
+        self.work = WorkIndex(self.root, self.dir, self.index, self._git, WATCH if watch is None else watch)
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -155,6 +154,9 @@ class Checkpoints:
         Pass it to `finish`. In the common case (nothing changed since the last snapshot)
         this is one git process.
         """
+        self._started[submission_id] = time.time()
+        while len(self._started) > _MAX_KNOWN_TREES:
+            del self._started[next(iter(self._started))]
         async with self._lock:
             tree, _ = await self._write_tree()
             return tree
@@ -164,6 +166,7 @@ class Checkpoints:
 
         `before` is what `snapshot` returned (a tree id; a snapshot commit id works too).
         """
+        started = self._started.pop(submission_id, None)
         async with self._lock:
             tree, skipped = await self._write_tree()
             before_tree = await self._tree_of(before)
@@ -182,7 +185,9 @@ class Checkpoints:
             self._tip = after
             paths = sorted(changes)
             state = self._load()
-            state.records.append(Record(submission_id, before_commit, after, paths, time.time()))
+            now = time.time()
+            started = started or now
+            state.records.append(Record(submission_id, before_commit, after, paths, now, started))
             del state.records[:-MAX_RECORDS]
             state.written += 1
             self._save(state)
@@ -192,31 +197,37 @@ class Checkpoints:
             return paths
 
     async def undo_last(self) -> UndoOutcome | None:
-        """Put the files the last changing submission touched back as they were before it."""
+        """Put the paths the last changing submission touched back as they were before it.
+
+        Only the paths that still hold what the submission left there (checked byte for byte,
+        never through a symlink: `undofs`) are reverted; the others, and the ones edited in the
+        editor since the submission began, are kept and returned as `conflicts`.
+        """
         async with self._lock:
             state = self._load()
             if not state.records:
                 return None
             rec = state.records[-1]
-            current, _ = await self._write_tree()
+            await self._ensure_repo()
             skipped = {*await self._skipped_of(rec.before), *await self._skipped_of(rec.after)}
-            changes = await self._changes(rec.before, rec.after, skipped)
-            drifted = set(await self._diff_names(rec.after, current))
             wanted = set(rec.paths)
-            to_restore = sorted(p for p, s in changes.items() if s != "A" and p in wanted)
-            to_remove = sorted(p for p, s in changes.items() if s == "A" and p in wanted)
-            if to_restore:
-                stdin = b"\0".join(os.fsencode(p) for p in to_restore)
-                await self._git(
-                    "checkout", rec.before, "--pathspec-from-file=-", "--pathspec-file-nul",
-                    stdin=stdin, literal=True,
-                )  # fmt: skip
-            self._clean = None  # the checkout rewrote the index; the next snapshot re-adds
-            removed = await asyncio.to_thread(self._remove_files, to_remove)
+            changes = [c for c in await self._raw_changes(rec.before, rec.after, skipped) if c.path in wanted]
+            blobs = await self._blobs([c.before.oid for c in changes if c.before is not None])
+            editor = self.editor.conflicts(changes, rec.started_at or rec.created_at)
+            applied = await asyncio.to_thread(apply_undo, str(self.root), changes, blobs, editor, MAX_FILE_BYTES)
             state.records.pop()
             self._save(state)
-            conflicts = sorted(p for p in wanted if p in drifted)
-            return UndoOutcome(to_restore, removed, rec.submission_id, conflicts)
+            return UndoOutcome(applied.restored, applied.removed, rec.submission_id, applied.conflicts)
+
+    def note_editor_change(self, path: Path, text: str | None) -> None:
+        """The editor's buffer of `path` changed (didChange/didSave): `text` is its content now,
+        None when the editor no longer holds it. A submission's path whose buffer changed while
+        it ran (or since) and no longer matches what the submission left is not undone."""
+        self.editor.note(self.root, path, text)
+
+    def close(self) -> None:
+        """Stop watching the workspace (the server is shutting down)."""
+        self.work.close()
 
     async def undo_all_preview(self) -> list[str]:
         """The paths `/undo --all` would restore or remove (raises `NotAGitRepo`)."""
@@ -248,82 +259,16 @@ class Checkpoints:
             self._trees.clear()
             self._skipped.clear()
             self._tree_skipped.clear()
-            self._clean = None
+            self.work.forget()
         head = await self._git("rev-parse", "-q", "--verify", "refs/heads/snapshots", check=False)
         self._tip = head.text.strip() or None
         self._ready = True
 
-    def _sync_info(self) -> None:
-        lines = ["# Written by coder_ls", "/.coder/", ""]
-        user_exclude = self.root / ".git" / "info" / "exclude"
-        if user_exclude.is_file():
-            lines += ["# mirrored from .git/info/exclude", user_exclude.read_text("utf-8", "replace")]
-        for name, text in (("exclude", "\n".join(lines)), ("attributes", _ATTRIBUTES)):
-            target = self.git_dir / "info" / name
-            if not target.exists() or target.read_text("utf-8", "replace") != text:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
-
-    def _too_large(self, paths: list[str]) -> list[str]:
-        big = []
-        for p in paths:
-            try:
-                st = os.lstat(self.root / p)
-            except OSError:
-                continue
-            if st.st_size > MAX_FILE_BYTES and not os.path.islink(self.root / p):
-                big.append(p)
-        return sorted(big)
-
-    def _index_sig(self) -> _IndexSig | None:
-        try:
-            st = os.stat(self.index)
-        except OSError:
-            return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-    def _still_too_large(self, paths: list[str], known: frozenset[str]) -> bool:
-        """True when every path was left out of the last tree as too large and still is."""
-        return all(p in known for p in paths) and self._too_large(paths) == sorted(paths)
-
     async def _write_tree(self) -> tuple[str, list[str]]:
-        """Bring the private index up to date with the work tree; the tree id and skipped paths.
-
-        Fast path: one `ls-files` that finds nothing new, modified or deleted -> the tree we
-        wrote last (the index file must be the one we left, else someone else rewrote it).
-        """
+        """Bring the private index up to date with the work tree; the tree id and skipped paths."""
         await self._ensure_repo()
-        self._sync_info()
-        self._clear_stale_lock()
-        listed = await self._git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-        candidates = sorted(set(split_z(listed.stdout)))
-        clean = self._clean
-        if clean is not None and clean[2] == self._index_sig():
-            tree, known_big, _ = clean
-            if not candidates:
-                return tree, self._note_tree(tree, [])
-            if self._still_too_large(candidates, known_big):
-                return tree, self._note_tree(tree, candidates)
-        self._clean = None
-        big = await asyncio.to_thread(self._too_large, candidates)
-        if candidates:
-            spec: list[str] = []
-            if big:
-                specs = [f":(literal){p}" for p in big]
-                await self._git("rm", "--cached", "-f", "-q", "--ignore-unmatch", "--", *specs)
-                spec = ["--", ".", *(f":(exclude,literal){p}" for p in big)]
-            if len(big) < len(candidates):
-                # Streaming every blob into a single pack is much faster than many loose objects.
-                bulk = ["-c", "core.bigFileThreshold=1"] if len(candidates) >= BULK_MIN_FILES else []
-                added = await self._git(*bulk, "add", "-A", "--ignore-errors", *spec, check=False)
-                if added.returncode != 0 and "fatal:" in added.stderr:
-                    raise GitError(f"snapshot failed: {added.stderr.strip()}", added.returncode, added.stderr)
-        # else: the index already matches the work tree (e.g. after a restart): just its tree.
-        tree = (await self._git("write-tree")).text.strip()
-        sig = self._index_sig()
-        if sig is not None:
-            self._clean = (tree, frozenset(big), sig)
-        return tree, self._note_tree(tree, big)
+        tree, skipped = await self.work.write_tree(MAX_FILE_BYTES)
+        return tree, self._note_tree(tree, skipped)
 
     def _note_tree(self, tree: str, skipped: list[str]) -> list[str]:
         """Remember a tree we produced and the paths left out of it as too large (just now)."""
@@ -391,34 +336,36 @@ class Checkpoints:
                 changes[path] = status[0]
         return changes
 
-    async def _diff_names(self, a: str, b: str) -> list[str]:
-        run = await self._git("diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b)
-        return split_z(run.stdout)
+    async def _raw_changes(self, before: str, after: str, skipped: set[str]) -> list[Change]:
+        """The entries that differ between two snapshots (submodules and too-large files left out)."""
+        run = await self._git("diff-tree", "-r", "-z", "--no-renames", before, after)
+        fields = split_z(run.stdout)
+        out: list[Change] = []
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            parts = meta.lstrip(":").split()
+            if len(parts) < 5 or path in skipped or GITLINK in (parts[0], parts[1]):
+                continue
+            old = Entry(parts[0], parts[2]) if parts[0] != "000000" else None
+            new = Entry(parts[1], parts[3]) if parts[1] != "000000" else None
+            out.append(Change(path, old, new))
+        return out
 
-    def _clear_stale_lock(self) -> None:
-        """A lock left by a killed git would block every snapshot: drop it when old."""
-        lock = self.index.with_name(self.index.name + ".lock")
-        try:
-            if time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS:
-                lock.unlink()
-        except OSError:
-            pass
-
-    def _remove_files(self, paths: list[str]) -> list[str]:
-        removed = []
-        for rel in paths:
-            target = self.root / rel
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-                removed.append(rel)
-                parent = target.parent
-                while parent != self.root and self.root in parent.parents:
-                    try:
-                        parent.rmdir()  # only when empty
-                    except OSError:
-                        break
-                    parent = parent.parent
-        return removed
+    async def _blobs(self, oids: list[str]) -> dict[str, bytes]:
+        """The contents of the given blobs (one `cat-file --batch`)."""
+        wanted = sorted(set(oids))
+        if not wanted:
+            return {}
+        run = await self._git("cat-file", "--batch", stdin="".join(f"{o}\n" for o in wanted).encode())
+        data, pos, out = run.stdout, 0, {}
+        for oid in wanted:
+            eol = data.index(b"\n", pos)
+            header = data[pos:eol].split()
+            pos = eol + 1
+            if len(header) == 3 and header[1] == b"blob":
+                size = int(header[2])
+                out[oid] = data[pos : pos + size]
+                pos += size + 1
+        return out
 
     # -- records ------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Watch the prompt-command folders and tell the client when the catalog changes."""
+"""Watch the command and skill folders and tell the client when the catalog changes."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import os
 from pathlib import Path
 
 from coder_ls.engine.executor import Engine
@@ -13,20 +14,24 @@ from coder_ls.engine.executor import Engine
 log = logging.getLogger(__name__)
 
 
-def _watch_roots(dirs: list[Path]) -> list[Path]:
-    """The folders themselves when they exist, else their nearest existing parent (bounded)."""
+def _watch_roots(dirs: list[Path], home: Path) -> list[Path]:
+    """The folders themselves when they exist, else their parent (`.coder`, `.claude`,
+    `~/.config/coder`) so that a folder created later is seen. Never the parent `~/.claude`
+    itself: it holds the other tool's whole history, too much to watch recursively."""
     roots: list[Path] = []
     for d in dirs:
-        for candidate in (d, d.parent):
+        candidates = (d,) if d.parent == home / ".claude" else (d, d.parent)
+        for candidate in candidates:
             if candidate.is_dir():
-                roots.append(candidate)
+                if candidate not in roots:
+                    roots.append(candidate)
                 break
     return roots
 
 
 async def watch_commands(engine: Engine, stop: asyncio.Event) -> None:
     dirs = engine.command_watch_dirs()
-    roots = _watch_roots(dirs)
+    roots = _watch_roots(dirs, Path(engine.env.get("HOME") or "/nonexistent"))
     if not roots:
         return
     # Imported in a thread (it takes tens of ms) so requests right after start-up don't wait.
@@ -36,12 +41,19 @@ async def watch_commands(engine: Engine, stop: asyncio.Event) -> None:
     wanted = [str(d) for d in dirs]
 
     def only_commands(change: object, path: str) -> bool:
-        return path.endswith(".md") and any(path.startswith(w) for w in wanted)
+        # a new skill folder counts too: a SKILL.md written into it at once can come before
+        # the watch on the folder is in place, and its own event is then never seen
+        return any(path.startswith(w) for w in wanted) and (path.endswith(".md") or os.path.dirname(path) in wanted)
+
+    def refresh() -> None:
+        if engine.refresh_commands():
+            engine.announce_commands_changed()
 
     try:
         async for _ in awatch(*roots, watch_filter=only_commands, stop_event=stop, recursive=True, debounce=200):
-            if engine.refresh_commands():
-                engine.announce_commands_changed()
+            refresh()
+            await asyncio.sleep(0.4)  # and once more: what was written right after the event
+            refresh()
     except (OSError, RuntimeError) as exc:  # a folder vanished, or the watcher is unavailable
         log.info("not watching prompt commands: %s", exc)
 

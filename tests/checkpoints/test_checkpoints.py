@@ -151,7 +151,7 @@ async def test_undo_survives_restart(repo: Path) -> None:
     assert not (repo / "fresh.txt").exists()
 
 
-async def test_only_changed_paths_are_restored_and_drift_is_reported(repo: Path) -> None:
+async def test_only_changed_paths_are_restored_and_drifted_ones_kept(repo: Path) -> None:
     cp = Checkpoints(repo)
     before = await cp.snapshot("s1")
     write(repo, "a.txt", "agent\n")
@@ -162,9 +162,10 @@ async def test_only_changed_paths_are_restored_and_drift_is_reported(repo: Path)
     write(repo, "notes.txt", "user file\n")
     outcome = await cp.undo_last()
     assert outcome is not None
-    assert outcome.restored == ["a.txt", "b.txt"]
+    assert outcome.restored == ["b.txt"]
     assert outcome.conflicts == ["a.txt"]
-    assert (repo / "a.txt").read_text() == "a2\n"
+    assert (repo / "a.txt").read_text() == "user edited after\n"
+    assert (repo / "b.txt").read_text() == "b1\n"
     assert (repo / "src/m.py").read_text() == "user edit elsewhere\n"
     assert (repo / "notes.txt").exists()
 

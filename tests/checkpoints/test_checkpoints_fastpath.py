@@ -1,4 +1,5 @@
-"""The fast path: a submission that changes nothing costs one `ls-files` before and one after,
+"""The fast path: a submission that changes nothing costs no git process (watching) or one
+`ls-files` before and one after (scanning),
 and skipping `add`/`write-tree`/commits never attributes the user's own edits to a submission."""
 
 from __future__ import annotations
@@ -13,6 +14,16 @@ from ckpt_helpers import user_git_state, write
 
 from coder_ls.engine import checkpoints as ck
 from coder_ls.engine.checkpoints import Checkpoints
+
+# What a submission that changes nothing costs in git processes: with the file watcher, none
+# (the barrier shows nothing changed); scanning, one `ls-files` before and one after.
+NOOP_CALLS = {True: 0, False: 2}
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["watch", "scan"])
+def watching(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    monkeypatch.setattr(ck, "WATCH", request.param)
+    return bool(request.param)
 
 
 async def submit(cp: Checkpoints, sid: str, *edits: tuple[str, str | None]) -> list[str]:
@@ -43,23 +54,23 @@ def private_git(cp: Checkpoints, *args: str) -> str:
     return subprocess.run(["git", *args], env=env, capture_output=True, text=True, check=True).stdout
 
 
-async def test_noop_submission_costs_two_git_processes(repo: Path) -> None:
+async def test_noop_submission_cost(repo: Path, watching: bool) -> None:
     cp = Checkpoints(repo)
     await warm(cp)
     for i in range(3):
-        assert await git_calls_of_noop(cp, f"noop{i}") == 2
+        assert await git_calls_of_noop(cp, f"noop{i}") == NOOP_CALLS[watching]
     # after a changing submission too
     assert await submit(cp, "s1", ("a.txt", "changed\n")) == ["a.txt"]
-    assert await git_calls_of_noop(cp, "noop-after-change") == 2
+    assert await git_calls_of_noop(cp, "noop-after-change") == NOOP_CALLS[watching]
 
 
-async def test_noop_submission_costs_two_git_processes_without_git(plain: Path) -> None:
+async def test_noop_submission_cost_without_git(plain: Path, watching: bool) -> None:
     cp = Checkpoints(plain)
     await warm(cp)
-    assert await git_calls_of_noop(cp, "noop") == 2
+    assert await git_calls_of_noop(cp, "noop") == NOOP_CALLS[watching]
 
 
-async def test_ignored_files_keep_the_fast_path(repo: Path) -> None:
+async def test_ignored_files_keep_the_fast_path(repo: Path, watching: bool) -> None:
     cp = Checkpoints(repo)
     await warm(cp)
     before = await cp.snapshot("s1")
@@ -67,7 +78,7 @@ async def test_ignored_files_keep_the_fast_path(repo: Path) -> None:
     write(repo, "x.log", "log\n")
     start = ck.GIT_CALLS
     assert await cp.finish("s1", before) == []
-    assert ck.GIT_CALLS - start == 1
+    assert ck.GIT_CALLS - start == 1  # watching: an `ls-files` of x.log (build/ is not watched)
     assert cp.pending() == []
 
 
@@ -100,8 +111,9 @@ async def test_user_edit_of_the_same_file_is_kept_as_the_before_state(repo: Path
     assert await submit(cp, "s2", ("a.txt", "agent two\n")) == ["a.txt"]
     await cp.undo_last()
     assert (repo / "a.txt").read_text() == "user\n"  # not "agent one\n"
-    await cp.undo_last()
-    assert (repo / "a.txt").read_text() == "a2\n"
+    outcome = await cp.undo_last()
+    assert outcome is not None and outcome.conflicts == ["a.txt"]  # it holds the user's text, not s1's
+    assert (repo / "a.txt").read_text() == "user\n"
 
 
 async def test_new_untracked_file_between_submissions_is_not_removed(repo: Path) -> None:
@@ -136,13 +148,13 @@ async def test_same_size_edit_right_after_a_snapshot_is_seen(plain: Path) -> Non
     assert (plain / "a.txt").read_text() == "a1\n"
 
 
-async def test_touch_only_is_not_a_change(plain: Path) -> None:
+async def test_touch_only_is_not_a_change(plain: Path, watching: bool) -> None:
     cp = Checkpoints(plain)
     await warm(cp)
     before = await cp.snapshot("s1")
     os.utime(plain / "a.txt", (1, 1))
     assert await cp.finish("s1", before) == []
-    assert await git_calls_of_noop(cp, "after-touch") == 2  # the stat cache was refreshed
+    assert await git_calls_of_noop(cp, "after-touch") == NOOP_CALLS[watching]  # the stat cache was refreshed
 
 
 async def test_changing_submission_commits_are_reachable(repo: Path) -> None:
@@ -174,14 +186,14 @@ async def test_gc_runs_rarely(repo: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert len(gcs) == 2  # after the 3rd and the 6th record
 
 
-async def test_fast_path_survives_restart(repo: Path) -> None:
+async def test_fast_path_survives_restart(repo: Path, watching: bool) -> None:
     cp = Checkpoints(repo)
     await warm(cp)
     assert await submit(cp, "s1", ("a.txt", "one\n")) == ["a.txt"]
     write(repo, "user.txt", "user\n")  # while the server is down
     again = Checkpoints(repo)
     assert await submit(again, "s2", ("b.txt", "two\n")) == ["b.txt"]
-    assert await git_calls_of_noop(again, "noop") == 2
+    assert await git_calls_of_noop(again, "noop") == NOOP_CALLS[watching]
     outcome = await again.undo_last()
     assert outcome is not None and outcome.submission_id == "s2"
     assert (repo / "user.txt").exists() and (repo / "b.txt").read_text() == "b1\n"
@@ -209,12 +221,14 @@ async def test_state_dir_deleted_in_steady_state(plain: Path) -> None:
     assert (plain / "a.txt").read_text() == "a1\n" and (plain / "b.txt").read_text() == "user\n"
 
 
-async def test_known_large_files_keep_the_fast_path(plain: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_known_large_files_keep_the_fast_path(
+    plain: Path, monkeypatch: pytest.MonkeyPatch, watching: bool
+) -> None:
     monkeypatch.setattr(ck, "MAX_FILE_BYTES", 1000)
     (plain / "big.bin").write_bytes(b"x" * 5000)
     cp = Checkpoints(plain)
     await warm(cp)
-    assert await git_calls_of_noop(cp, "noop") == 2
+    assert await git_calls_of_noop(cp, "noop") == NOOP_CALLS[watching]
     (plain / "big.bin").write_bytes(b"y" * 6000)  # still too large: still ignored
     assert await submit(cp, "s1") == []
     (plain / "big.bin").write_bytes(b"small\n")  # now it is snapshotted again
