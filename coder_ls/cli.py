@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import sys
 
 from coder_ls import __version__
@@ -41,11 +42,20 @@ def main(argv: list[str] | None = None) -> int:
     from coder_ls.lsp.logs import setup_logging
 
     setup_logging(args.log_level, args.log_file)
+    from coder_ls.engine import lifetime
+    from coder_ls.engine.shell import become_subreaper
     from coder_ls.lsp.server import build_server
 
+    # Detached background jobs (nohup, setsid, disown) re-parent to us, and die with us.
+    become_subreaper()
+    lifetime.remove_stale_run_dirs()
+    atexit.register(lifetime.sweep)
     server = build_server()
-    if args.tcp:
-        server.start_tcp(args.host, args.port)
-    else:
-        server.start_io()
+    try:
+        if args.tcp:
+            server.start_tcp(args.host, args.port)
+        else:
+            server.start_io()  # returns (or raises SystemExit) on `exit` and on stdin EOF
+    finally:
+        lifetime.sweep()
     return 0

@@ -29,13 +29,25 @@ def path_of(uri: str) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(uri)
 
 
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+
+
+def _read_source(path: Path) -> str:
+    """A file that is not open in the editor: only a regular one (a FIFO at the URI would
+    block the server), capped in size; anything else reads as empty."""
+    from coder_ls.engine.config import UnreadableFile, read_regular_file
+
+    try:
+        data = read_regular_file(path, MAX_SOURCE_BYTES)
+    except UnreadableFile:
+        return ""
+    return data.decode("utf-8", errors="replace") if data else ""
+
+
 def code_action_prompt(op: CodeAction, root: Path, host: Host) -> CodeActionPrompt:
     path = path_of(op.uri)
     doc = host.open_document(path)
-    try:
-        text = doc.text if doc is not None else path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        text = ""
+    text = doc.text if doc is not None else _read_source(path)
     lines = text.splitlines()
     start, end = op.range.start.line, op.range.end.line
     if op.range.end.character == 0 and end > start:

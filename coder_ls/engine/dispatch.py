@@ -33,6 +33,20 @@ class EmptyInput(msgspec.Struct, frozen=True):
 
 Parsed = Slash | Shell | Prompt | UnknownSlash | EmptyInput
 
+# Commands that never wait behind a running submission of the session (contract section 12).
+IMMEDIATE_COMMANDS = frozenset({"help", "sessions", "diff", "model", "permissions", "btw"})
+
+
+def waits_in_line(parsed: Parsed) -> bool:
+    """Whether this input takes its turn in the session's line (else it runs at once)."""
+    match parsed:
+        case Slash(name=name):
+            return name not in IMMEDIATE_COMMANDS
+        case Shell() | Prompt():
+            return True
+        case _:
+            return False  # a mistake is answered at once
+
 
 def closest(name: str, known: Iterable[str], limit: int = 3) -> tuple[str, ...]:
     names = sorted(set(known))

@@ -1,47 +1,60 @@
-"""The executor: one submission per request; actions run as tasks registered under it."""
+"""The engine: submissions in, results and events out.
+
+Every submission runs in a `Frame` (`frame.py`): queued behind the session's running one
+or at once (read-only commands), its tasks (`tasks.py`) planned from the input when it
+starts. The agent is handed in (`agent_api.AgentRunner`); the engine never imports it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from coder_ls.engine.agent_api import AgentRunner, NoAgent, TurnContext
 from coder_ls.engine.checkpoints import Checkpoints
+from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.files import command_dirs, load_prompt_commands, signature
+from coder_ls.engine.commands.files import load_commands, signature, source_dirs
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.config import ConfigStore, describe
-from coder_ls.engine.dispatch import EmptyInput, Prompt, Shell, Slash, UnknownSlash, parse_input
+from coder_ls.engine.dispatch import (
+    EmptyInput,
+    Parsed,
+    Prompt,
+    Shell,
+    Slash,
+    UnknownSlash,
+    parse_input,
+    waits_in_line,
+)
+from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
 from coder_ls.engine.results import ResultBuilder
+from coder_ls.engine.safety import check_command
 from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
-from coder_ls.protocol.actions import (
-    Action,
-    ChangeModel,
-    ChangePermissions,
-    CommandOutcome,
-    Compact,
-    ResetSession,
-    ResumeSession,
-    RunAgent,
-    RunShell,
-    UndoLast,
-)
-from coder_ls.protocol.config import Config
+from coder_ls.engine.tasks import AgentTask, ShellTask, task_for
+from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.args import SelectionContext
+from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
 from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submission, UserInput
 from coder_ls.protocol.results import CommandCatalog, CommandResult, InterruptData, error_result
 
 log = logging.getLogger(__name__)
+LONG_COMMAND = 4096  # bytes: a longer `!cmd` is checked in a worker thread (the loop keeps serving)
 
 
 class Engine:
-    def __init__(self, root: Path, host: Host, env: Mapping[str, str]) -> None:
+    def __init__(self, root: Path, host: Host, env: Mapping[str, str], *, agent: AgentRunner | None = None) -> None:
         self.root = root
         self.host = host
         self.env = env
@@ -50,10 +63,10 @@ class Engine:
         register_builtins(self.registry)
         self.sessions = SessionManager(root, host, lambda: self.config)
         self._checkpoints: Checkpoints | None = None
-        self.agent_tools: Any = None  # the agent's tool registry, built by the first turn
-        self.providers: dict[tuple[str, ...], Any] = {}  # model providers, kept across turns
-        self._command_dirs = command_dirs(root, env)
+        self.agent: AgentRunner = agent if agent is not None else NoAgent()
+        self._command_dirs = source_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
+        self._command_problems: set[tuple[str, str]] = set()  # warned about once each
         self.refresh_commands()
 
     @property
@@ -72,17 +85,56 @@ class Engine:
         problems = self.config_store.reload()
         return describe(problems) if problems else None
 
+    def persist_settings(self, **values: Any) -> str | None:
+        """`/model`, `/permissions`: into `.coder/config.json` and effective at once (the next
+        model request of a running turn sees it). Why it could not be saved, if it could not."""
+        problem = None
+        try:
+            self.config_store.update_workspace(lambda c: c.update(values))
+        except (ValueError, OSError) as exc:
+            problem = str(exc)
+        self.config_store.set_runtime(**values)
+        self.reload_config()
+        return problem
+
+    def persist_rule(self, rule: Rule) -> None:
+        """ "Always allow": the structured rule goes into `.coder/config.json`."""
+        as_dict = {k: v for k, v in msgspec.to_builtins(rule).items() if v is not None}
+        self.config_store.update_workspace(lambda c: c.setdefault("rules", []).append(as_dict))
+        self.reload_config()
+
+    def turn_context(self, sub: SubmissionState, result: ResultBuilder) -> TurnContext:
+        return TurnContext(
+            root=self.root,
+            host=self.host,
+            session=sub.session,
+            submission_id=sub.id,
+            emit=sub.emit,
+            report=sub.report,
+            result=result,
+            config=lambda: self.config,
+            persist_rule=self.persist_rule,
+        )
+
     # -- prompt commands from files ---------------------------------------------------------
     def refresh_commands(self) -> bool:
-        """Reload `.coder/commands/*.md` (and the user's) when they changed; True if the catalog did."""
+        """Reload the command and skill files when they changed; True if the catalog did.
+        A file that cannot be used is skipped with one warning (until its problem changes)."""
         sig = signature(self._command_dirs)
         if sig == self._command_signature:
             return False
         self._command_signature = sig
-        return self.registry.set_extra(load_prompt_commands(self._command_dirs))
+        commands, problems = load_commands(self._command_dirs, self.registry.local_names())
+        seen = {(str(p.path), p.message) for p in problems}
+        for problem in problems:
+            if (str(problem.path), problem.message) not in self._command_problems:
+                log.warning("%s", problem.describe())
+                self.host.show_message("warning", problem.describe())
+        self._command_problems = seen
+        return self.registry.set_extra(commands)
 
     def command_watch_dirs(self) -> list[Path]:
-        return [d for d, _ in self._command_dirs]
+        return [d.path for d in self._command_dirs]
 
     def announce_commands_changed(self) -> None:
         session = self.sessions.loaded(None)
@@ -112,53 +164,106 @@ class Engine:
             session = self.sessions.get(submission.session_id)
         except UnknownSession as exc:
             return error_result(submission.session_id or "", submission.id, "unknown_session", str(exc))
-        state = SubmissionState(submission.id, session)
-        session.active[state.id] = state
-        builder = ResultBuilder(session.id, state.id)
-        main = state.spawn(self._execute(state, submission.op, builder))
+        result = ResultBuilder(session.id, submission.id)
+        queued, plan = self._plan(submission.op, result)
+        sub = SubmissionState(submission.id, session, queued=queued)
+        session.active[sub.id] = sub
+        work = asyncio.ensure_future(Frame(self, sub, result, plan).run())
         try:
-            await asyncio.wait({main})
-            await state.drain()
-        finally:
-            session.active.pop(state.id, None)
-            session.sync()
-        if main.cancelled() or state.cancelled:
-            builder.status = "cancelled"
-        elif (failure := main.exception()) is not None:
-            log.error("submission %s failed", state.id, exc_info=failure)
-            builder.fail("internal_error", f"internal error: {type(failure).__name__}: {failure}")
-        return builder.build()
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:  # the request itself went away (shutdown): clean up first
+            sub.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await until_done(work)
+            raise
 
-    def interrupt(self, session_id: str | None, submission_id: str | None = None) -> list[str]:
-        """Cancel the session's running submissions (or just one). A stale id does nothing."""
+    def _plan(self, op: Op, b: ResultBuilder) -> tuple[bool, Planner]:
+        """Whether the submission waits in the session's line, and how its tasks are chosen
+        when it starts. The input is parsed now (in arrival order); commands run later."""
+        match op:
+            case CodeAction():
+                b.mode = "nl"
+
+                async def code_action(ctx: TaskContext) -> list[Task]:
+                    prompt = code_action_prompt(op, self.root, self.host)
+                    return [AgentTask(RunAgent(prompt=prompt.text, context=prompt.context, plan=False))]
+
+                return True, code_action
+            case UserInput(text=text, context=context):
+                parsed = parse_input(text, self.registry.names())
+                selection = context if isinstance(context, SelectionContext) else None
+                return waits_in_line(parsed), self._input_planner(parsed, selection, b)
+        raise AssertionError(f"unsupported operation {type(op).__name__}")
+
+    def _input_planner(self, parsed: Parsed, selection: SelectionContext | None, b: ResultBuilder) -> Planner:
+        async def plan(ctx: TaskContext) -> list[Task]:
+            match parsed:
+                case EmptyInput():
+                    b.fail("empty_input", "Nothing to do: the input is empty.")
+                case UnknownSlash(name=name, suggestions=suggestions):
+                    hint = f" Did you mean: {', '.join('/' + s for s in suggestions)}?" if suggestions else ""
+                    b.fail("unknown_command", f"Unknown command /{name}.{hint} Type /help for the list.")
+                case Shell(command=command):
+                    return await self._plan_shell(ctx, command)
+                case Prompt(text=prompt):
+                    return [AgentTask(RunAgent(prompt=prompt, context=selection))]
+                case Slash(name=name, args=args):
+                    found = self.registry.get(name)
+                    assert found is not None
+                    outcome = await found.handler(self._command_context(ctx.session), args)
+                    if outcome.error is not None:
+                        b.fail(outcome.error_code, outcome.error)
+                        return []
+                    b.mode, b.reply, b.data = "command", outcome.reply, outcome.data
+                    return [task_for(action) for action in outcome.actions]
+            return []
+
+        if isinstance(parsed, Shell):
+            b.mode, b.command = "raw", parsed.command
+        elif isinstance(parsed, Prompt):
+            b.mode = "nl"
+        return plan
+
+    async def _plan_shell(self, ctx: TaskContext, command: str) -> list[Task]:
+        b = ctx.result
+        if not command:
+            b.fail("empty_command", "Nothing to run: the command is empty.")
+            return []
+        cwd = ctx.session.shell.cwd
+        if len(command) > LONG_COMMAND:
+            reason = await asyncio.to_thread(check_command, command, self.root, cwd=cwd)
+        else:
+            reason = check_command(command, self.root, cwd=cwd)
+        if reason is not None:
+            b.fail("refused", f"{command!r}: {reason}")
+            b.command = command
+            return []
+        return [ShellTask(command)]
+
+    def interrupt(self, session_id: str | None) -> list[str]:
+        """Cancel everything of the session: the running submission and every queued one."""
         session = self.sessions.loaded(session_id)
         if session is None:
             return []
-        if submission_id is not None:
-            state = session.active.get(submission_id)
-            if state is None:
-                return []
-            state.cancel()
-            return [submission_id]
-        cancelled = []
-        for state in list(session.active.values()):
-            state.cancel()
-            cancelled.append(state.id)
-        return cancelled
+        return [state.id for state in list(session.active.values()) if state.cancel()]
 
     def interrupt_submission(self, submission_id: str) -> bool:
-        """Cancel one submission wherever it runs; False when it has already finished."""
+        """A cancel aimed at one submission (its progress token, its request): the same
+        interrupt of its session. False when it has already finished (a stale cancel)."""
         state = self.sessions.find_active(submission_id)
-        if state is None:
+        if state is None or state.finished.is_set():
             return False
-        state.cancel()
+        if state.queued:
+            self.interrupt(state.session.id)
+        else:
+            state.cancel()  # a read-only command stands alone
         return True
 
     def _interrupt_op(self, submission: Submission) -> CommandResult:
         session = self.sessions.loaded(submission.session_id)
         sid = session.id if session else (submission.session_id or "")
         cancelled = self.interrupt(sid) if session else []
-        reply = f"Interrupted {len(cancelled)} running submission(s)." if cancelled else "Nothing was running."
+        reply = f"Interrupted {len(cancelled)} submission(s)." if cancelled else "Nothing was running."
         return CommandResult(
             session_id=sid,
             submission_id=submission.id,
@@ -168,73 +273,8 @@ class Engine:
             data=InterruptData(cancelled_submissions=cancelled),
         )
 
-    async def _execute(self, state: SubmissionState, op: Op, b: ResultBuilder) -> None:
-        match op:
-            case UserInput(text=text, context=context):
-                await self._user_input(state, text, context, b)
-            case CodeAction():
-                from coder_ls.engine.codeaction import code_action_prompt
-
-                prompt = code_action_prompt(op, self.root, self.host)
-                await self._run_action(state, RunAgent(prompt=prompt.text, context=prompt.context), b)
-            case _:
-                b.fail("invalid_operation", f"unsupported operation {type(op).__name__}")
-
-    async def _user_input(self, state: SubmissionState, text: str, context: object, b: ResultBuilder) -> None:
-        from coder_ls.protocol.args import SelectionContext
-
-        ctx = context if isinstance(context, SelectionContext) else None
-        match parse_input(text, self.registry.names()):
-            case EmptyInput():
-                b.fail("empty_input", "Nothing to do: the input is empty.")
-            case Shell(command=command):
-                await self._run_action(state, RunShell(command=command), b)
-            case Prompt(text=prompt):
-                await self._run_action(state, RunAgent(prompt=prompt, context=ctx), b)
-            case UnknownSlash(name=name, suggestions=suggestions):
-                hint = f" Did you mean: {', '.join('/' + s for s in suggestions)}?" if suggestions else ""
-                b.fail("unknown_command", f"Unknown command /{name}.{hint} Type /help for the list.")
-            case Slash(name=slash_name, args=args):
-                found = self.registry.get(slash_name)
-                assert found is not None
-                outcome = await found.handler(self._command_context(state.session), args)
-                await self._apply_outcome(state, outcome, b)
-
-    async def _apply_outcome(self, state: SubmissionState, outcome: CommandOutcome, b: ResultBuilder) -> None:
-        if outcome.error is not None:
-            b.fail(outcome.error_code, outcome.error)
-            return
-        b.mode = "command"
-        b.reply = outcome.reply
-        b.data = outcome.data
-        for action in outcome.actions:
-            await self._run_action(state, action, b)
-            if b.status == "failed":
-                return
-
-    async def _run_action(self, state: SubmissionState, action: Action, b: ResultBuilder) -> None:
-        from coder_ls.engine import actions as run
-
-        match action:
-            case RunShell(command=command):
-                await run.run_shell(self, state, command, b)
-            case RunAgent():
-                await run.run_agent(self, state, action, b)
-            case ChangeModel():
-                run.change_model(self, state, action, b)
-            case ChangePermissions(preset=preset):
-                run.change_permissions(self, state, preset, b)
-            case ResetSession(kind=kind):
-                run.reset_session(self, state, kind, b)
-            case ResumeSession(session_id=session_id):
-                run.resume_session(self, state, session_id, b)
-            case UndoLast(all=everything):
-                await run.undo(self, state, everything, b)
-            case Compact(instructions=instructions):
-                await run.compact(self, state, instructions, b)
-
     def _command_context(self, session: Session) -> CommandContext:
-        config = self.config
+        config: Config = self.config
         return CommandContext(
             root=self.root,
             config=config,
@@ -248,4 +288,5 @@ class Engine:
 
     async def shutdown(self) -> None:
         await self.sessions.close_all()
-
+        if self._checkpoints is not None:
+            self._checkpoints.close()

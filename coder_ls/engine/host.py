@@ -21,6 +21,7 @@ class ClientCaps(msgspec.Struct, frozen=True):
     document_changes: bool = False
     resource_create: bool = False
     show_message_request: bool = False
+    change_annotations: bool = False  # workspaceEdit.changeAnnotationSupport (edits reviewed in the editor)
 
 
 class OpenDocument(msgspec.Struct, frozen=True):

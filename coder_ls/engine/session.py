@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
-from coder_ls.agent.policy import SessionGrants
 from coder_ls.engine.host import Host
+from coder_ls.engine.queue import SessionQueue
 from coder_ls.engine.shell import PersistentShell
 from coder_ls.engine.submission import SubmissionState, stamp
 from coder_ls.protocol.events import Event, TodoItem
@@ -17,7 +19,9 @@ from coder_ls.protocol.results import HistoryItem
 from coder_ls.store import log as slog
 from coder_ls.store.index import SessionIndex
 
+T = TypeVar("T")
 HISTORY_LIMIT = 200  # messages a /resume hands the client for its transcript
+CLOSE_WAIT = 10.0  # seconds a closing session waits for its cancelled submissions to clean up
 
 
 def history_item(message: Message) -> HistoryItem | None:
@@ -38,6 +42,7 @@ class Session:
         index: SessionIndex,
         *,
         loaded: slog.LoadedSession | None = None,
+        log: slog.SessionLog | None = None,
     ) -> None:
         self.id = session_id
         self.root = root
@@ -45,9 +50,9 @@ class Session:
         self.index = index
         self.shell = PersistentShell(root)
         self.seq = 0
-        self.active: dict[str, SubmissionState] = {}
-        self.turn_lock = asyncio.Lock()
-        self.grants = SessionGrants()
+        self.active: dict[str, SubmissionState] = {}  # queued, running or immediate submissions
+        self.queue = SessionQueue()
+        self._extensions: dict[type, Any] = {}  # per-session state of other layers (the agent's grants)
         self.todos: list[TodoItem] = []
         self.context: list[Message] = []
         self.last_context_tokens = 0  # what the last model step read and wrote (for auto-compaction)
@@ -57,10 +62,10 @@ class Session:
         self.message_count = 0
         self.created_at = time.time()
         self.updated_at = self.created_at
-        self._log: slog.SessionLog | None = None
+        self._log: slog.SessionLog | None = log
         self.transcript: deque[HistoryItem] = deque(maxlen=HISTORY_LIMIT)
+        self.closed = False
         if loaded is not None:
-            self._log = slog.SessionLog.open(root, session_id)
             self.context = list(loaded.context)
             for entry in loaded.entries[-4 * HISTORY_LIMIT :]:
                 if isinstance(entry, slog.MessageEntry):
@@ -69,6 +74,18 @@ class Session:
             self.message_count = loaded.message_count
             if loaded.model is not None:
                 self.model, self.provider = loaded.model.model, loaded.model.provider
+
+    @property
+    def idle(self) -> bool:
+        return not self.active and not self.queue.busy
+
+    def extension(self, kind: type[T], make: Callable[[], T]) -> T:
+        """The session's instance of `kind` (made on first use): state another layer keeps per
+        session without the engine knowing its type, e.g. the agent's "Allow for session" grants."""
+        found = self._extensions.get(kind)
+        if found is None:
+            found = self._extensions[kind] = make()
+        return found  # type: ignore[no-any-return]
 
     # -- events -------------------------------------------------------------------------
     def emit(self, event: Event, submission_id: str) -> None:
@@ -124,10 +141,12 @@ class Session:
         self.log().append(slog.ModelEntry(model=model, provider=provider, ts=time.time()))
         self.index.set_model(self.id, model)
 
-    def compact(self, summary: str) -> None:
-        """The summary replaces the context (the log keeps the history before it)."""
-        self.log().append(slog.CompactionEntry(summary=summary, ts=time.time()))
-        self.context = [Message(role="user", content=[TextBlock(text=summary)])]
+    def compact(self, summary: str, kept: list[Message] | None = None) -> None:
+        """The summary replaces the context (the log keeps the history before it); `kept`
+        (the last exchanges, `/compact --keep-last N`) follows it verbatim."""
+        kept = list(kept or [])
+        self.log().append(slog.CompactionEntry(summary=summary, kept=kept, ts=time.time()))
+        self.context = [Message(role="user", content=[TextBlock(text=summary)]), *kept]
         self.last_context_tokens = 0
 
     def clear_context(self) -> None:
@@ -138,12 +157,18 @@ class Session:
             self._log.append(slog.ClearEntry(ts=time.time()))
 
     def sync(self) -> None:
-        if self._log is not None:
+        if self._log is not None and not self._log.closed:
             self._log.sync()
 
     async def close(self) -> None:
-        for sub in list(self.active.values()):
+        """Cancel what runs, close the shell (its background jobs with it) and the log."""
+        self.closed = True
+        running = list(self.active.values())
+        for sub in running:
             sub.cancel()
+        if running:  # let their frames record what happened before the log closes
+            await asyncio.wait([asyncio.ensure_future(s.finished.wait()) for s in running], timeout=CLOSE_WAIT)
         await self.shell.close()
         if self._log is not None:
             self._log.sync()
+            self._log.close()

@@ -1,8 +1,17 @@
-"""The sessions one server holds: the current one, loaded ones, and those on disk."""
+"""The sessions one server holds: the current one, loaded ones, and those on disk.
+
+At most `max_idle` loaded sessions sit idle (not current, nothing running or queued); the
+least recently used beyond that are evicted: their shell is closed (background jobs
+killed), their log closed. An evicted session is loaded again from its log on demand
+(its shell starts afresh at the workspace root; "Allow for session" grants are gone).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,18 +23,25 @@ from coder_ls.protocol.results import SessionInfo
 from coder_ls.store import log as slog
 from coder_ls.store.index import AmbiguousPrefix, SessionIndex, SessionRow
 
+log = logging.getLogger(__name__)
+MAX_IDLE_SESSIONS = 8
+
 
 class UnknownSession(Exception):
     pass
 
 
 class SessionManager:
-    def __init__(self, root: Path, host: Host, config: Callable[[], Config]) -> None:
+    def __init__(
+        self, root: Path, host: Host, config: Callable[[], Config], *, max_idle: int = MAX_IDLE_SESSIONS
+    ) -> None:
         self.root = root
         self.host = host
         self._config = config
+        self.max_idle = max_idle
         self._index: SessionIndex | None = None
-        self._sessions: dict[str, Session] = {}
+        self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
+        self._closing: set[asyncio.Task[None]] = set()
         self.current_id: str | None = None
 
     @property
@@ -39,6 +55,9 @@ class SessionManager:
         sid = session_id or self.current_id
         return self._sessions.get(sid) if sid else None
 
+    def loaded_count(self) -> int:
+        return len(self._sessions)
+
     def find_active(self, submission_id: str) -> SubmissionState | None:
         for session in self._sessions.values():
             state = session.active.get(submission_id)
@@ -51,9 +70,9 @@ class SessionManager:
         if session_id is None:
             if self.current_id is None or self.current_id not in self._sessions:
                 return self.new()
-            return self._sessions[self.current_id]
+            return self._touch(self._sessions[self.current_id])
         if session_id in self._sessions:
-            return self._sessions[session_id]
+            return self._touch(self._sessions[session_id])
         session = self._load(session_id)
         if session is None:
             raise UnknownSession(f"Unknown session {session_id!r}. Use /sessions to list them.")
@@ -61,21 +80,52 @@ class SessionManager:
             self.current_id = session.id
         return session
 
+    def _touch(self, session: Session) -> Session:
+        self._sessions.move_to_end(session.id)
+        return session
+
     def _load(self, session_id: str) -> Session | None:
-        if not slog.log_path(self.root, session_id).exists():
+        try:
+            path = slog.log_path(self.root, session_id)
+        except ValueError:
+            return None  # not a session id at all
+        if not path.exists():
             return None
-        loaded = slog.SessionLog.open(self.root, session_id).read()
-        session = Session(session_id, self.root, self.host, self.index, loaded=loaded)
+        writer = slog.SessionLog.open(self.root, session_id)  # cuts a torn tail, upgrades an old log
+        try:
+            loaded = writer.read()
+        except BaseException:
+            writer.close()
+            raise
+        session = Session(session_id, self.root, self.host, self.index, loaded=loaded, log=writer)
         row = self.index.get(session_id)
         if row is not None:
             session.created_at, session.updated_at = row.created_at, row.updated_at
-        self._sessions[session_id] = session
+        self._add(session)
         return session
+
+    def _add(self, session: Session) -> None:
+        self._sessions[session.id] = session
+        self.evict_idle()
+
+    def evict_idle(self) -> list[str]:
+        """Close the least recently used idle sessions beyond `max_idle`; their ids."""
+        idle = [s for s in self._sessions.values() if s.idle and s.id != self.current_id]
+        evicted = []
+        for session in idle[: max(0, len(idle) - self.max_idle)]:
+            del self._sessions[session.id]
+            evicted.append(session.id)
+            task = asyncio.get_running_loop().create_task(session.close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+        if evicted:
+            log.debug("evicted %d idle session(s)", len(evicted))
+        return evicted
 
     def new(self) -> Session:
         session = Session(uuid.uuid4().hex, self.root, self.host, self.index)
-        self._sessions[session.id] = session
         self.current_id = session.id
+        self._add(session)
         return session
 
     def resume(self, session_id: str) -> Session:
@@ -83,7 +133,7 @@ class SessionManager:
         if session is None:
             raise UnknownSession(f"Unknown session {session_id!r}.")
         self.current_id = session.id
-        return session
+        return self._touch(session)
 
     def info(self, row: SessionRow) -> SessionInfo:
         return row.to_info(self._config().timezone, current=row.id == self.current_id)
@@ -107,6 +157,9 @@ class SessionManager:
         return infos[:limit]
 
     def resolve_info(self, prefix: str) -> SessionInfo | str:
+        current = self.loaded(None)  # listed by /sessions before it has a message: resumable too
+        if current is not None and not current.persisted and prefix.strip() and current.id.startswith(prefix.strip()):
+            return self.session_info(current)
         found = self.index.resolve(prefix)
         if found is None:
             return f"No session matches {prefix!r}. Use /sessions to list them."
@@ -118,5 +171,7 @@ class SessionManager:
     async def close_all(self) -> None:
         for session in list(self._sessions.values()):
             await session.close()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
         if self._index is not None:
             self._index.close()

@@ -1,4 +1,4 @@
-"""A running submission: its tasks, its events, its progress."""
+"""A submission while it is known to its session: queued, running, or finishing."""
 
 from __future__ import annotations
 
@@ -17,15 +17,22 @@ T = TypeVar("T")
 
 
 class SubmissionState:
-    """Every long action a submission starts is a task registered here, so that an
-    interrupt reaches all of them and the request answers only when all have ended."""
+    """Every piece of work a submission starts is a task registered here, so that an
+    interrupt reaches all of them and the request answers only when all have ended.
 
-    def __init__(self, submission_id: str, session: Session) -> None:
+    `cancel()` acts once: a second cancel (another path, an impatient user) must not cut
+    short the cleanup the first one started. `admitted` resolves when the submission may
+    start (at once, or when the ones queued before it are done) or when it is cancelled."""
+
+    def __init__(self, submission_id: str, session: Session, *, queued: bool = True) -> None:
         self.id = submission_id
         self.session = session
+        self.queued = queued  # waits behind the session's running submission (else: immediate)
         self.tasks: set[asyncio.Task[Any]] = set()
         self.cancelled = False
         self.progress_message = ""
+        self.admitted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.finished = asyncio.Event()  # set by the frame once everything, cleanup included, is over
 
     def emit(self, event: Event) -> None:
         self.session.emit(event, self.id)
@@ -46,10 +53,19 @@ class SubmissionState:
         """Run `coro` as a registered task and wait for it."""
         return await self.spawn(coro)
 
-    def cancel(self) -> None:
+    def admit(self) -> None:
+        if not self.admitted.done():
+            self.admitted.set_result(None)
+
+    def cancel(self) -> bool:
+        """Cancel everything this submission runs; False when it was cancelled already."""
+        if self.cancelled:
+            return False
         self.cancelled = True
+        self.admit()  # a queued submission wakes up, sees it was cancelled, and never runs
         for task in list(self.tasks):
             task.cancel()
+        return True
 
     async def drain(self) -> None:
         """Wait until every task this submission started has ended."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -24,6 +25,44 @@ class BadArguments(Exception):
     """Protocol misuse: becomes a JSON-RPC InvalidParams error naming the key."""
 
 
+class BadInput(Exception):
+    """Text the user sent that cannot run (a shell command with a NUL or a lone surrogate):
+    becomes an error result with a clear message, like any other user mistake."""
+
+    def __init__(self, message: str, session_id: str | None) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def _clean(text: str) -> str:
+    """A prompt or an argument: a lone UTF-16 surrogate (JSON allows `\\ud800`, UTF-8 cannot
+    hold it) becomes U+FFFD, so the text can be stored and sent to the model."""
+    if not _has_surrogate(text):
+        return text
+    return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+def _shell_text(command: str, session_id: str | None) -> str:
+    """A shell command is passed to bash as is: refuse what bash cannot take."""
+    if "\x00" in command:
+        raise BadInput(
+            "the command contains a NUL character (\\0): bash cannot take it in a command line; remove it",
+            session_id,
+        )
+    if _has_surrogate(command):
+        bad = next(c for c in command if "\ud800" <= c <= "\udfff")
+        raise BadInput(
+            f"the command contains a lone surrogate (U+{ord(bad):04X}), which is not valid text and "
+            "cannot be passed to bash; send the character as proper UTF-8",
+            session_id,
+        )
+    return command
+
+
 def command_ids(slash_names: list[str]) -> list[str]:
     return [*FIXED_IDS, *(f"coder.{n}" for n in slash_names if f"coder.{n}" not in FIXED_IDS)]
 
@@ -42,7 +81,7 @@ def _explain(command: str, exc: msgspec.ValidationError) -> str:
     return f"{command}: {text}"
 
 
-def _one_object(command: str, arguments: list[Any] | None) -> dict[str, Any]:
+def _one_object(command: str, arguments: Sequence[Any] | None) -> dict[str, Any]:
     if not arguments:
         return {}
     if len(arguments) > 1:
@@ -62,16 +101,18 @@ def _convert(command: str, raw: dict[str, Any], kind: type[Any]) -> Any:
         raise BadArguments(_explain(command, exc)) from None
 
 
-def decode(command: str, arguments: list[Any] | None, slash_names: list[str]) -> tuple[Op, str | None]:
+def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]) -> tuple[Op, str | None]:
     """(operation, sessionId) for a command id and its raw arguments."""
     raw = _one_object(command, arguments)
     match command:
         case "coder.input":
             a = _convert(command, raw, InputArgs)
-            return UserInput(text=a.text, context=a.context), a.session_id
+            if a.text.strip().startswith("!"):
+                return UserInput(text=_shell_text(a.text, a.session_id), context=a.context), a.session_id
+            return UserInput(text=_clean(a.text), context=a.context), a.session_id
         case "coder.shell":
             s = _convert(command, raw, ShellArgs)
-            return UserInput(text="!" + s.command), s.session_id
+            return UserInput(text="!" + _shell_text(s.command, s.session_id)), s.session_id
         case "coder.interrupt":
             i = _convert(command, raw, InterruptArgs)
             return Interrupt(), i.session_id
@@ -88,13 +129,13 @@ def decode(command: str, arguments: list[Any] | None, slash_names: list[str]) ->
                 uri=c.uri,
                 range=c.range,
                 action=c.action,
-                instruction=c.instruction,
+                instruction=None if c.instruction is None else _clean(c.instruction),
                 diagnostics=tuple(c.diagnostics or ()),
             )
             return op, c.session_id
     name = command.removeprefix("coder.")
     if command.startswith("coder.") and name in slash_names:
         s2 = _convert(command, raw, SlashArgs)
-        text = f"/{name} {s2.args}".rstrip() if s2.args else f"/{name}"
+        text = f"/{name} {_clean(s2.args)}".rstrip() if s2.args else f"/{name}"
         return UserInput(text=text), s2.session_id
     raise BadArguments(f"unknown command {command!r}")

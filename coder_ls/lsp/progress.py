@@ -25,7 +25,15 @@ class ProgressManager:
         self._by_token: dict[Any, str] = {}  # token -> submission
 
     def attach_request_token(self, submission_id: str, token: Any) -> None:
+        """The request's own token: a cancel on it reaches the submission even while it is
+        queued, before its progress has begun."""
         self._request_tokens[submission_id] = token
+        self._by_token[token] = submission_id
+
+    def _drop_request_token(self, submission_id: str) -> None:
+        token = self._request_tokens.pop(submission_id, None)
+        if token is not None and self._by_token.get(token) == submission_id:
+            del self._by_token[token]
 
     def submission_for(self, token: Any) -> str | None:
         return self._by_token.get(token)
@@ -54,7 +62,7 @@ class ProgressManager:
             self.server.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
 
     def end(self, submission_id: str, message: str) -> None:
-        self._request_tokens.pop(submission_id, None)
+        self._drop_request_token(submission_id)
         token = self._active.pop(submission_id, None)
         if token is None:
             return
@@ -64,7 +72,7 @@ class ProgressManager:
 
     def forget(self, submission_id: str) -> None:
         """The submission is over: drop anything left (a token it never used)."""
-        self._request_tokens.pop(submission_id, None)
+        self._drop_request_token(submission_id)
         token = self._active.pop(submission_id, None)
         if token is not None:
             self._by_token.pop(token, None)

@@ -5,24 +5,28 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import threading
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled, JsonRpcServerNotInitialized
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from coder_ls import __version__
 from coder_ls.engine.commands.names import BUILTIN_NAMES
 from coder_ls.lsp import codeactions
-from coder_ls.lsp.commands import BadArguments, command_ids, decode
+from coder_ls.lsp.commands import BadArguments, BadInput, command_ids, decode
 from coder_ls.lsp.host import LspHost, resolve_caps
-from coder_ls.lsp.logs import ClientLogHandler
+from coder_ls.lsp.logs import ClientLogHandler, add_secret_names
 from coder_ls.lsp.progress import ProgressManager
 from coder_ls.lsp.protocol import CoderProtocol
+from coder_ls.lsp.stream import read_messages
 from coder_ls.protocol.ops import Submission
 from coder_ls.protocol.results import CommandResult, error_result
 
@@ -30,7 +34,6 @@ if TYPE_CHECKING:
     from coder_ls.engine.executor import Engine
 
 log = logging.getLogger(__name__)
-
 
 
 def workspace_root(params: types.InitializeParams) -> Path:
@@ -64,6 +67,7 @@ class CoderServer(LanguageServer):
         self._cancel_requested: set[str] = set()
         self._last_config_message: str | None = None
         self._watch: Any = None
+        self._warmup: asyncio.Task[None] | None = None
         self._init_params: types.InitializeParams | None = None
         self._pending_settings: types.DidChangeConfigurationParams | None = None
         proto = self.protocol
@@ -74,6 +78,42 @@ class CoderServer(LanguageServer):
             self.protocol.fm.commands[cid] = _never_called
 
     # -- lifecycle --------------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls's stdio server with our read loop (coder_ls/lsp/stream.py), which answers
+        broken framing, bodies that are not JSON and requests before `initialize`."""
+        self._stop_event = threading.Event()
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(read_messages(self._stop_event, reader, self.protocol))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost: shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """pygls's TCP server with our read loop (one client connection at a time)."""
+        self._stop_event = stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await read_messages(stop_event, reader, self.protocol)
+            self.shutdown()
+
+        async def serve() -> None:
+            self._server = server = await asyncio.start_server(connection, host, port)
+            async with server:
+                await server.serve_forever()
+
+        try:
+            asyncio.run(serve())
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
     def initialize(self, params: types.InitializeParams) -> None:
         """Only remember what the client said: the engine (and its imports) is built after
         the answer, at `initialized` or at the first request, to keep `initialize` fast."""
@@ -82,16 +122,16 @@ class CoderServer(LanguageServer):
     def ensure_engine(self) -> Engine:
         if self.engine is not None:
             return self.engine
-        from coder_ls.engine.executor import Engine
+        from coder_ls.wiring import build_engine
 
         params = self._init_params
         if params is None:
-            raise JsonRpcInvalidParams("the server is not initialized")
+            raise JsonRpcServerNotInitialized("the server is not initialized (send initialize first)")
         root = workspace_root(params).resolve()
         caps = resolve_caps(params.capabilities)
         self.progress_manager.can_create = caps.work_done_progress
         host = LspHost(self, caps, self.progress_manager)
-        engine = Engine(root, host, os.environ)
+        engine = build_engine(root, host, os.environ)
         engine.config_store.init_options = _coder_section(params.initialization_options)
         self.engine = engine
         self._config_message(engine.reload_config())
@@ -101,6 +141,8 @@ class CoderServer(LanguageServer):
         return engine
 
     def _config_message(self, message: str | None) -> None:
+        if self.engine is not None:
+            add_secret_names(self.engine.config.secrets.env_names)
         if message and message != self._last_config_message:
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
         self._last_config_message = message
@@ -121,23 +163,33 @@ class CoderServer(LanguageServer):
             from coder_ls.lsp import watch
 
             self._watch = watch.start(self.engine)
+        if self.engine is not None and self._warmup is None:
+            from coder_ls.lsp import warmup
+
+            self._warmup = warmup.start(self.engine)
 
     async def shutdown_engine(self) -> None:
         from coder_ls.lsp import watch
 
         await watch.stop_watch(self._watch)
         self._watch = None
+        from coder_ls.lsp import warmup
+
+        await warmup.stop(self._warmup)
         if self.engine is not None:
             await self.engine.shutdown()
 
     # -- commands ---------------------------------------------------------------------------
     async def _on_execute_command(self, params: types.ExecuteCommandParams, msg_id: Any) -> Any:
         engine = self.ensure_engine()
+        submission_id = uuid.uuid4().hex
         try:
             op, session_id = decode(params.command, params.arguments, engine.registry.builtin_names())
         except BadArguments as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
-        submission_id = uuid.uuid4().hex
+        except BadInput as exc:  # the user's text, not the protocol: an error result
+            result = error_result(exc.session_id or "", submission_id, "bad_input", str(exc))
+            return msgspec.to_builtins(result)
         if params.work_done_token is not None:
             self.progress_manager.attach_request_token(submission_id, params.work_done_token)
         if msg_id is not None:
@@ -202,5 +254,12 @@ def build_server() -> CoderServer:
     async def on_shutdown(ls: CoderServer, params: Any) -> None:
         await ls.shutdown_engine()
 
+    def on_buffer(ls: CoderServer, params: Any) -> None:  # /undo keeps paths the user typed in
+        if ls.engine is not None:
+            doc = ls.workspace.get_text_document(params.text_document.uri)
+            ls.engine.checkpoints.note_editor_change(Path(doc.path), doc.source)
+
+    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_buffer)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE)(on_buffer)
     codeactions.register(server)
     return server

@@ -17,6 +17,17 @@ from coder_ls.protocol.results import Data
 class RunAgent(msgspec.Struct, frozen=True):
     prompt: str
     context: SelectionContext | None = None
+    plan: bool = True  # a complex request starts with a todo list; code actions never do
+    model: str | None = None  # this turn only (a command's `model:`); the session's model stays
+
+
+class RunPromptCommand(msgspec.Struct, frozen=True):
+    """A command or skill from a file, its arguments expanded: its `` !`cmd` `` run in the
+    session's shell when it starts, then an agent turn (with `model`, if given)."""
+
+    prompt: str  # with a slot where each inline command's output goes
+    commands: tuple[str, ...] = ()  # the body's inline commands, arguments put in
+    model: str | None = None
 
 
 class RunShell(msgspec.Struct, frozen=True):
@@ -48,9 +59,27 @@ class UndoLast(msgspec.Struct, frozen=True):
 
 class Compact(msgspec.Struct, frozen=True):
     instructions: str = ""
+    keep_last: int = 0  # exchanges kept verbatim after the summary
 
 
-Action = RunAgent | RunShell | ChangeModel | ChangePermissions | ResetSession | ResumeSession | UndoLast | Compact
+class SideQuestion(msgspec.Struct, frozen=True):
+    """`/btw <question>`: answered from the context as it is, recorded nowhere."""
+
+    question: str
+
+
+Action = (
+    RunAgent
+    | RunPromptCommand
+    | RunShell
+    | ChangeModel
+    | ChangePermissions
+    | ResetSession
+    | ResumeSession
+    | UndoLast
+    | Compact
+    | SideQuestion
+)
 
 
 class CommandOutcome(msgspec.Struct):

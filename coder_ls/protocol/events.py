@@ -25,6 +25,13 @@ class AssistantDelta(Event, tag="assistantDelta"):
     text: str
 
 
+class AssistantRestart(Event, tag="assistantRestart"):
+    """The model's reply is starting over (the stream failed and was retried): drop the
+    `assistantDelta` / `reasoningDelta` text shown since the step began."""
+
+    reason: str
+
+
 class ReasoningDelta(Event, tag="reasoningDelta"):
     text: str
 
@@ -62,6 +69,10 @@ class EditApplied(Event, tag="editApplied"):
     uri: str
     applied: bool
     reason: str | None = None
+    # The server wrote the file itself (it was not open in the editor, or the client
+    # cannot apply edits): the disk already holds the edit. A client must not save a copy
+    # it loaded to apply the edit (reload or revert it instead): one writer per file.
+    on_disk: bool = False
 
 
 class ApprovalRequested(Event, tag="approvalRequested"):
@@ -117,7 +128,15 @@ class ContextCompacted(Event, tag="contextCompacted"):
     messages_before: int
 
 
+class Queued(Event, tag="queued"):
+    """The submission waits behind the session's running one; `position` 1 runs next."""
+
+    position: int
+
+
 class TurnFinished(Event, tag="turnFinished"):
+    """The last event of every submission (agent turn, shell command, slash command)."""
+
     status: Literal["completed", "cancelled", "failed"]
 
 
@@ -134,6 +153,7 @@ class Notice(Event, tag="notice"):
 AnyEvent = (
     UserMessage
     | AssistantDelta
+    | AssistantRestart
     | ReasoningDelta
     | AssistantMessage
     | ToolCallBegin
@@ -150,6 +170,7 @@ AnyEvent = (
     | PermissionsChanged
     | CommandsChanged
     | ContextCompacted
+    | Queued
     | TurnFinished
     | ErrorEvent
     | Notice

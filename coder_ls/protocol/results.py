@@ -21,12 +21,18 @@ class Tagged(Wire, tag_field="kind"):
     """Base of `data` payloads; `kind` names which one it is."""
 
 
-class CommandInfo(Wire):
+class CommandInfo(Wire, omit_defaults=True):
+    """One entry of the catalog. `path` (where a file command is defined),
+    `userInvocable` (files) and `modelInvocable` (skills) are left out when absent."""
+
     name: str
     description: str
     argument_hint: str
     kind: Literal["local", "prompt", "agent"]
     source: Literal["builtin", "workspace", "user", "skill"]
+    path: str | None = None
+    user_invocable: bool | None = None
+    model_invocable: bool | None = None
 
 
 class CommandCatalog(Tagged, tag="commands"):
@@ -96,6 +102,8 @@ class UndoData(Tagged, tag="undo"):
     restored: list[str]
     removed: list[str]
     submission_id: str | None = None
+    # paths kept because they changed since the submission (on disk, or in the editor while it ran)
+    conflicts: list[str] = msgspec.field(default_factory=list)
 
 
 class HelpData(Tagged, tag="help"):

@@ -28,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.protocol.messages import Message, TextBlock
+from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from coder_ls.store.gitignore import ensure_sessions_dir, fsync_dir, state_paths, write_atomic
 
 LOG_VERSION = 1
@@ -75,9 +75,11 @@ class ClearEntry(_Entry, tag="clear"):
 
 
 class CompactionEntry(_Entry, tag="compaction"):
-    """A summary that replaces everything before it in the context."""
+    """A summary that replaces everything before it in the context, followed by the
+    exchanges `/compact --keep-last N` kept verbatim."""
 
     summary: str
+    kept: list[Message] = msgspec.field(default_factory=list)
 
 
 class ModelEntry(_Entry, tag="model"):
@@ -274,6 +276,40 @@ def _decode_migrated(raw_header: RawRecord, rest: bytes) -> tuple[Header, list[E
     return header, entries, skipped
 
 
+INTERRUPTED_RESULT = "(no result: the server stopped before this tool call finished)"
+
+
+def answer_tool_calls(context: list[Message]) -> list[Message]:
+    """The context with every tool call answered and every tool result asked for, as the
+    Messages API requires: a log cut short (the server killed while a tool ran) ends with
+    a call that has no result; it gets an error result saying so. A result whose call is
+    not in the assistant message just before it is dropped."""
+    out: list[Message] = []
+    asked: set[str] = set()  # tool_use ids of the last assistant message
+    pending: list[str] = []  # of those, not answered yet
+    for message in context:
+        if message.role == "assistant":
+            if pending:
+                out.append(_interrupted(pending))
+            asked = {b.id for b in message.content if isinstance(b, ToolUseBlock)}
+            pending = [b.id for b in message.content if isinstance(b, ToolUseBlock)]
+            out.append(message)
+            continue
+        content = [b for b in message.content if not isinstance(b, ToolResultBlock) or b.tool_use_id in asked]
+        answered = {b.tool_use_id for b in content if isinstance(b, ToolResultBlock)}
+        pending = [p for p in pending if p not in answered]
+        asked -= answered
+        if content:
+            out.append(message if len(content) == len(message.content) else Message(message.role, content))
+    if pending:
+        out.append(_interrupted(pending))
+    return out
+
+
+def _interrupted(ids: list[str]) -> Message:
+    return Message("user", [ToolResultBlock(tool_use_id=i, content=INTERRUPTED_RESULT, is_error=True) for i in ids])
+
+
 def _load(header: Header, entries: list[Entry], *, skipped: int, torn: bool, size: int) -> LoadedSession:
     context: list[Message] = []
     summary: str | None = None
@@ -288,7 +324,7 @@ def _load(header: Header, entries: list[Entry], *, skipped: int, torn: bool, siz
             context = []
             summary = None
         elif isinstance(entry, CompactionEntry):
-            context = []
+            context = list(entry.kept)
             summary = entry.summary
         elif isinstance(entry, ModelEntry):
             model = entry
@@ -296,6 +332,7 @@ def _load(header: Header, entries: list[Entry], *, skipped: int, torn: bool, siz
             title = entry.title
     if summary is not None:
         context.insert(0, Message(role="user", content=[TextBlock(text=summary)]))
+    context = answer_tool_calls(context)
     return LoadedSession(
         header=header,
         entries=entries,

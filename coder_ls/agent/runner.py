@@ -1,0 +1,151 @@
+"""The agent as the engine sees it: an `AgentRunner` (`engine/agent_api.py`).
+
+It owns what the agent keeps across turns: its tool registry and the model providers
+(one per provider and model, so connections and retries state are reused). It is built
+once, at the top (`coder_ls/wiring.py`), and handed to the engine.
+
+The turn loop, the tools and the providers are imported on first use: building the
+server (at `initialized`) stays as light as it was before an agent was wired in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from coder_ls.engine.agent_api import TurnContext
+from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.config import Config
+from coder_ls.protocol.results import CompactedData
+
+if TYPE_CHECKING:
+    from coder_ls.agent.instructions import ProjectInstructions
+    from coder_ls.agent.tools import ToolRegistry, ToolSpec
+    from coder_ls.llm.base import Provider
+
+
+def _provider_of(model: str, default: str) -> str:
+    from coder_ls.llm.models import KNOWN_MODELS
+
+    for info in KNOWN_MODELS:
+        if info.name == model:
+            return info.provider
+    return "anthropic" if model.startswith("claude-") else default
+
+
+class Agent:
+    def __init__(self, root: Path, env: Mapping[str, str]) -> None:
+        self.root = root
+        self.env = env
+        self._tools: ToolRegistry | None = None
+        self._specs: list[ToolSpec] | None = None
+        self._providers: dict[tuple[str, ...], Provider] = {}
+        self._instructions: ProjectInstructions | None = None
+
+    def system(self, config: Config) -> str:
+        """The system prompt with the project's instruction files (re-read when changed)."""
+        from coder_ls.agent.instructions import ProjectInstructions
+        from coder_ls.agent.prompt import system_prompt
+
+        if self._instructions is None:
+            self._instructions = ProjectInstructions(self.root, self.env)
+        return system_prompt(self.root, self._instructions.text(config.instructions.max_bytes))
+
+    @property
+    def tools(self) -> ToolRegistry:
+        if self._tools is None:
+            from coder_ls.agent.tools import build_default_tools
+            from coder_ls.engine.safety import check_command
+
+            self._tools = build_default_tools(check_command=check_command)
+        return self._tools
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        """The tools as the model sees them: built once (msgspec schemas are not free, and
+        they are sent with every request)."""
+        if self._specs is None:
+            self._specs = self.tools.specs()
+        return self._specs
+
+    def provider(self, ctx: TurnContext, model_override: str | None = None) -> tuple[Provider, str]:
+        """The provider for the session's model now (or `model_override`, a command's
+        `model:` for its turn), and the model name.
+
+        Raises ProviderError (kind "config") when it cannot be built, e.g. no API key."""
+        config = ctx.config()
+        model, provider_name = ctx.model()
+        if model_override:
+            model, provider_name = model_override, _provider_of(model_override, provider_name)
+        if (model, provider_name) != (config.model, config.provider):
+            config = msgspec.structs.replace(config, model=model, provider=provider_name)
+        return self.provider_for_config(config)
+
+    def provider_for_config(self, config: Config) -> tuple[Provider, str]:
+        """The (cached) provider for `config`'s model; the warm-up builds it the same way."""
+        from coder_ls.llm.models import make_provider
+
+        key = (config.provider, config.model if config.model == "scripted" else "", config.scripted_file or "")
+        provider = self._providers.get(key)
+        if provider is None:
+            provider = make_provider(config, self.env, self.root)
+            self._providers[key] = provider
+        return provider, config.model
+
+    async def run_turn(self, ctx: TurnContext, action: RunAgent) -> None:
+        from coder_ls.agent.turn import Turn
+        from coder_ls.llm.base import ProviderError
+
+        try:
+            override = action.model
+
+            def providers(c: TurnContext) -> tuple[Provider, str]:
+                return self.provider(c, override)
+
+            turn = Turn(ctx, self.tools, providers, self.specs, system=self.system)
+        except ProviderError as exc:
+            ctx.result.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)
+            return
+        await turn.run(action)
+
+    async def side_question(self, ctx: TurnContext, question: str) -> None:
+        from coder_ls.agent.aside import answer
+        from coder_ls.llm.base import ProviderError
+
+        b = ctx.result
+        b.mode = "nl"
+        try:
+            provider, model = self.provider(ctx)
+            text, usage = await answer(ctx, provider, model, self.system(ctx.config()), self.specs, question)
+        except ProviderError as exc:
+            b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message, mode="nl")
+            return
+        b.reply = text or "(no answer)"
+        b.data = usage
+
+    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0) -> None:
+        from coder_ls.agent.compact import apply_summary, split_exchanges, summarise
+        from coder_ls.llm.base import ProviderError
+
+        b = ctx.result
+        older, kept = split_exchanges(list(ctx.session.context), keep_last)
+        if not older:
+            b.reply = f"Nothing to compact: the context is no more than the last {keep_last} exchange(s)."
+            return
+        try:
+            provider, model = self.provider(ctx)
+            system = self.system(ctx.config())
+            summary = await summarise(ctx, provider, model, self.specs, instructions, system=system, messages=older)
+        except ProviderError as exc:
+            b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)
+            return
+        if not summary:
+            b.fail("empty_summary", "The model returned no summary; the context was kept as it was.")
+            return
+        before = apply_summary(ctx, summary, kept)
+        kept_note = f"; kept the last {keep_last} exchange(s) ({len(kept)} messages)" if kept else ""
+        b.reply = f"Compacted {before} messages into a summary{kept_note}.\n\n{summary}"
+        b.data = CompactedData(summary=summary, messages_before=before)

@@ -1,0 +1,79 @@
+"""What the engine needs from an agent, and what it hands one.
+
+The engine owns this interface; `coder_ls.agent` implements it (`agent/runner.py`) and
+the two are wired together at the top (`coder_ls/wiring.py`). The engine never imports
+the agent, so there is no import circle, and a turn reaches the engine only through the
+narrow `TurnContext`: it cannot edit the configuration store or the engine's caches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from coder_ls.engine.host import Host
+from coder_ls.engine.results import ResultBuilder
+from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.config import Config, Rule
+from coder_ls.protocol.events import Event
+
+if TYPE_CHECKING:
+    from coder_ls.engine.session import Session
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """One submission's view of the engine, for the agent.
+
+    `session` holds the conversation (`context`, `record_message`, `compact`), the shell
+    and the todo list; `config()` is the effective configuration *now* (a `/model` or
+    `/permissions` sent during the turn applies from the next model request);
+    `persist_rule` stores an "Always allow" rule in the workspace configuration."""
+
+    root: Path
+    host: Host
+    session: Session
+    submission_id: str
+    emit: Callable[[Event], None]
+    report: Callable[[str], None]
+    result: ResultBuilder
+    config: Callable[[], Config]
+    persist_rule: Callable[[Rule], None]
+
+    def model(self) -> tuple[str, str]:
+        """(model, provider) for the next request: the session's choice, else the configuration's."""
+        config = self.config()
+        if self.session.model:
+            return self.session.model, self.session.provider or config.provider
+        return config.model, config.provider
+
+
+class AgentRunner(Protocol):
+    """An agent: runs a turn, or compacts the conversation, filling `ctx.result`.
+
+    Both may raise `asyncio.CancelledError` (an interrupt) or any exception (a bug): the
+    submission frame around them finishes the checkpoint, ends the progress and sends
+    `turnFinished` whatever happens."""
+
+    async def run_turn(self, ctx: TurnContext, action: RunAgent) -> None: ...
+
+    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0) -> None: ...
+
+    async def side_question(self, ctx: TurnContext, question: str) -> None:
+        """`/btw`: answer from the session's context as it is, recording nothing."""
+        ...
+
+
+class NoAgent:
+    """The engine without an agent (headless tools, unit tests): turns fail clearly."""
+
+    async def run_turn(self, ctx: TurnContext, action: RunAgent) -> None:
+        ctx.result.fail("no_agent", "This server has no agent configured.")
+
+    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0) -> None:
+        ctx.result.fail("no_agent", "This server has no agent configured.")
+
+    async def side_question(self, ctx: TurnContext, question: str) -> None:
+        ctx.result.fail("no_agent", "This server has no agent configured.")

@@ -1,0 +1,329 @@
+"""The tasks a submission runs inside its frame (`frame.py`): each only does its own job.
+
+Progress, the checkpoint, cancellation, cleanup and `turnFinished` belong to the frame.
+A task that must leave a record when it is cancelled does so synchronously in its
+`except CancelledError` (no `await` there), so nothing can cut it short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from coder_ls.engine.checkpoints import restore_to_head
+from coder_ls.engine.frame import Task, TaskContext
+from coder_ls.engine.sessions import UnknownSession
+from coder_ls.protocol.actions import (
+    Action,
+    ChangeModel,
+    ChangePermissions,
+    Compact,
+    ResetSession,
+    ResumeSession,
+    RunAgent,
+    RunPromptCommand,
+    RunShell,
+    SideQuestion,
+    UndoLast,
+)
+from coder_ls.protocol.events import (
+    ErrorEvent,
+    ModelChanged,
+    PermissionsChanged,
+    SessionChanged,
+    ShellFinished,
+    ShellOutput,
+    UserMessage,
+)
+from coder_ls.protocol.messages import Message, TextBlock
+from coder_ls.protocol.results import ErrorInfo, ResumedSession, SessionData, UndoData
+
+
+def task_for(action: Action) -> Task:
+    match action:
+        case RunShell(command=command):
+            return ShellTask(command)
+        case RunAgent():
+            return AgentTask(action)
+        case RunPromptCommand():
+            return PromptCommandTask(action)
+        case SideQuestion(question=question):
+            return SideQuestionTask(question)
+        case Compact(instructions=instructions, keep_last=keep_last):
+            return CompactTask(instructions, keep_last)
+        case UndoLast(all=everything):
+            return UndoTask(everything)
+        case ChangeModel():
+            return ChangeModelTask(action)
+        case ChangePermissions(preset=preset):
+            return ChangePermissionsTask(preset)
+        case ResetSession(kind=kind):
+            return ResetTask(kind)
+        case ResumeSession(session_id=session_id):
+            return ResumeTask(session_id)
+
+
+def shell_message(command: str, output: str, exit_code: int | None, *, cancelled: bool = False) -> Message:
+    tail = "cancelled" if cancelled else f"exit code {exit_code}"
+    text = f"I ran a shell command myself:\n$ {command}\n{output[-8000:]}\n[{tail}]"
+    return Message(role="user", content=[TextBlock(text=text)])
+
+
+@dataclass
+class ShellTask:
+    """`!cmd` (already checked against the refused-command list when planned)."""
+
+    command: str
+    needs_checkpoint: bool = True
+
+    @property
+    def title(self) -> str:
+        return f"Running: {self.command}"
+
+    async def run(self, ctx: TaskContext) -> None:
+        session, config, b, command = ctx.session, ctx.engine.config, ctx.result, self.command
+        b.mode, b.command = "raw", command
+        session.set_title_from(f"!{command}")
+        ctx.sub.emit(UserMessage(text=f"!{command}"))
+        chunks: list[str] = []
+
+        def on_output(chunk: str) -> None:
+            chunks.append(chunk)
+            ctx.sub.emit(ShellOutput(chunk=chunk))
+
+        try:
+            result = await session.shell.run(
+                command,
+                on_output=on_output,
+                timeout=config.shell.timeout_seconds,
+                max_output_bytes=config.shell.max_output_bytes,
+                hide_env=config.secrets.env_names,
+            )
+        except asyncio.CancelledError:
+            b.raw_output = b.reply = "".join(chunks)
+            ctx.sub.emit(ShellFinished(command=command, exit_code=None))
+            session.record_message(shell_message(command, b.raw_output, None, cancelled=True), ctx.sub.id)
+            raise
+        b.raw_output = b.reply = result.output
+        b.exit_code = result.exit_code
+        ctx.sub.emit(
+            ShellFinished(
+                command=command, exit_code=result.exit_code, truncated=result.truncated, timed_out=result.timed_out
+            )
+        )
+        session.record_message(shell_message(command, result.output, result.exit_code), ctx.sub.id)
+        if result.timed_out:
+            message = f"Timed out after {config.shell.timeout_seconds:g}s; the command's processes were killed."
+            b.status = "failed"
+            b.error = ErrorInfo(code="timeout", message=message)
+            b.reply = f"{b.reply}\n[{message}]" if b.reply else message
+
+
+@dataclass
+class AgentTask:
+    """An agent turn: a prompt, a code action or a prompt command."""
+
+    action: RunAgent
+    title: str = "Thinking"
+    needs_checkpoint: bool = True
+
+    async def run(self, ctx: TaskContext) -> None:
+        b = ctx.result
+        b.mode = "nl"
+        ctx.session.set_title_from(self.action.prompt)
+        ctx.sub.emit(UserMessage(text=self.action.prompt))
+        await ctx.engine.agent.run_turn(ctx.engine.turn_context(ctx.sub, b), self.action)
+        if b.status == "failed" and b.error is not None:
+            ctx.sub.emit(ErrorEvent(message=b.error.message))
+
+
+@dataclass
+class PromptCommandTask:
+    """A command or skill from a file: its `` !`cmd` `` run first (each checked against the
+    refused commands; one refused fails the whole command and no turn runs), then the turn."""
+
+    action: RunPromptCommand
+    title: str = "Thinking"
+    needs_checkpoint: bool = True
+
+    async def run(self, ctx: TaskContext) -> None:
+        from coder_ls.engine.commands.expand import INLINE_MAX_BYTES, Expanded, InlineRefused, run_inline
+        from coder_ls.engine.safety import check_command
+
+        session, config = ctx.session, ctx.engine.config
+        root = ctx.engine.root
+
+        def check(command: str) -> str | None:
+            return check_command(command, root, cwd=session.shell.cwd)
+
+        async def run(command: str) -> str:
+            ctx.sub.report(f"Running: {command}")
+            result = await session.shell.run(
+                command,
+                on_output=lambda chunk: None,
+                timeout=config.shell.timeout_seconds,
+                max_output_bytes=INLINE_MAX_BYTES,
+            )
+            if result.timed_out:
+                return f"{result.output}\n[timed out after {config.shell.timeout_seconds:g}s]"
+            return result.output
+
+        try:
+            prompt = await run_inline(Expanded(self.action.prompt, self.action.commands), check, run)
+        except InlineRefused as exc:
+            ctx.result.fail("refused", f"Refused command in the prompt: {exc}")
+            return
+        await AgentTask(RunAgent(prompt=prompt, model=self.action.model)).run(ctx)
+
+
+@dataclass
+class SideQuestionTask:
+    """`/btw`: never waits in line, and a cancel aimed at it cancels it alone."""
+
+    question: str
+    title: str = "Answering a side question"
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        await ctx.engine.agent.side_question(ctx.engine.turn_context(ctx.sub, ctx.result), self.question)
+
+
+@dataclass
+class CompactTask:
+    instructions: str
+    keep_last: int = 0
+    title: str = "Compacting the conversation"
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        if not ctx.session.context:
+            ctx.result.reply = "Nothing to compact: the context is empty."
+            return
+        await ctx.engine.agent.compact(
+            ctx.engine.turn_context(ctx.sub, ctx.result), self.instructions, keep_last=self.keep_last
+        )
+
+
+@dataclass
+class UndoTask:
+    everything: bool
+    title: str = ""
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        engine, b = ctx.engine, ctx.result
+        if not self.everything:
+            outcome = await engine.checkpoints.undo_last()
+            if outcome is None:
+                b.reply = "Nothing to undo."
+                b.data = UndoData(restored=[], removed=[])
+                return
+            b.data = UndoData(
+                restored=outcome.restored,
+                removed=outcome.removed,
+                submission_id=outcome.submission_id,
+                conflicts=outcome.conflicts,
+            )
+            lines = [f"Undid submission {outcome.submission_id or ''}".rstrip() + "."]
+            lines += [f"  restored {p}" for p in outcome.restored] + [f"  removed {p}" for p in outcome.removed]
+            if outcome.conflicts:
+                lines.append("Kept, changed since that submission: " + ", ".join(outcome.conflicts))
+            b.reply = "\n".join(lines)
+            return
+        if not engine.host.caps.show_message_request:
+            b.fail("confirmation_unavailable", "/undo --all needs a confirmation, and this client cannot ask.")
+            return
+        preview = await engine.checkpoints.undo_all_preview()
+        shown = ", ".join(preview[:10]) + (f" and {len(preview) - 10} more" if len(preview) > 10 else "")
+        question = (
+            "Restore the whole workspace to HEAD and remove untracked files? "
+            f"{len(preview)} path(s) affected{': ' + shown if preview else ''}."
+        )
+        choice = await engine.host.ask("warning", question, ["Restore to HEAD", "Cancel"])
+        if choice != "Restore to HEAD":
+            b.reply = "Kept everything: /undo --all was not confirmed."
+            b.data = UndoData(restored=[], removed=[])
+            return
+        try:
+            restored = await restore_to_head(engine.root)
+        except Exception as exc:
+            b.fail("undo_failed", f"/undo --all failed: {exc}")
+            return
+        b.data = UndoData(restored=restored.restored, removed=restored.removed)
+        counts = len(restored.restored), len(restored.removed)
+        b.reply = f"Restored {counts[0]} file(s) to HEAD; removed {counts[1]} untracked path(s)."
+
+
+@dataclass
+class ChangeModelTask:
+    """`/model <name>`: applies from the next model request, even of a running turn."""
+
+    action: ChangeModel
+    title: str = ""
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        engine, action = ctx.engine, self.action
+        provider = action.provider or engine.config.provider
+        ctx.session.record_model(action.model, provider)
+        saved = engine.persist_settings(model=action.model, provider=provider)
+        if saved is not None:
+            ctx.result.reply += f"\n(not saved: {saved})"
+        ctx.sub.emit(ModelChanged(model=action.model, provider=provider))
+
+
+@dataclass
+class ChangePermissionsTask:
+    preset: str
+    title: str = ""
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        saved = ctx.engine.persist_settings(permissions=self.preset)
+        if saved is not None:
+            ctx.result.reply += f"\n(not saved: {saved})"
+        ctx.sub.emit(PermissionsChanged(preset=self.preset))
+
+
+@dataclass
+class ResetTask:
+    """`/clear` (same session, empty context) or `/new` (a new session)."""
+
+    kind: str
+    title: str = ""
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        manager, old, b = ctx.engine.sessions, ctx.session, ctx.result
+        if self.kind == "clear":
+            old.clear_context()
+            ctx.sub.emit(SessionChanged(reason="clear"))
+            b.reply = "Context cleared. Same session, same shell."
+            b.data = SessionData(session=manager.session_info(old))
+            return
+        new = manager.new()
+        new.emit(SessionChanged(reason="new", previous_session_id=old.id), ctx.sub.id)
+        b.session_id = new.id
+        b.reply = f"New session {new.id[:8]}. The previous one ({old.id[:8]}) can be resumed with /resume."
+        b.data = SessionData(session=manager.session_info(new), previous_session_id=old.id)
+
+
+@dataclass
+class ResumeTask:
+    session_id: str
+    title: str = ""
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        manager, b = ctx.engine.sessions, ctx.result
+        try:
+            session = manager.resume(self.session_id)
+        except UnknownSession as exc:
+            b.fail("unknown_session", str(exc))
+            return
+        session.emit(SessionChanged(reason="resume", previous_session_id=ctx.session.id), ctx.sub.id)
+        b.session_id = session.id
+        info = manager.session_info(session)
+        count = session.message_count
+        b.reply = f"Resumed session {session.id[:8]}: {session.title or '(untitled)'} ({count} messages)."
+        b.data = ResumedSession(session=info, message_count=count, history=list(session.transcript))
