@@ -6,6 +6,6 @@ import sys
 from pathlib import Path
 
 TESTS = Path(__file__).parent
-for sub in (TESTS, TESTS / "fakes"):
+for sub in (TESTS, TESTS / "fakes", TESTS / "e2e_agent"):
     if str(sub) not in sys.path:
         sys.path.insert(0, str(sub))

@@ -31,7 +31,10 @@ class CoderProtocol(LanguageServerProtocol):
             params.capabilities.general.position_encodings = None
         return (yield from super().lsp_initialize(params))
 
+    # pygls types its own handler as a generator; it awaits a coroutine handler just the same.
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
-    async def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
+    async def lsp_workspace__execute_command(  # type: ignore[override]
+        self, params: types.ExecuteCommandParams
+    ) -> Any:
         assert self.on_execute_command is not None
         return await self.on_execute_command(params, self.msg_id)

@@ -46,21 +46,18 @@ async def test_grep_honours_gitignore(repo, mode: str) -> None:
     out = await GREPS[mode].call(repo.ctx, {"pattern": "needle"})
     assert not out.is_error
     lines = out.text.splitlines()
-    assert "src/app.py:2:TOKEN = 'needle'" in lines
-    assert "src/util.ts:1:export const needle = 1;" in lines
-    assert not any(line.startswith(("build/", "node_modules/", "blob.bin")) for line in lines)
-    assert not any("Needle" in line for line in lines)
+    assert lines == ["src/app.py", "2:TOKEN = 'needle'", "src/util.ts", "1:export const needle = 1;"]
 
 
 @pytest.mark.parametrize("mode", GREP_MODES)
 async def test_grep_options(repo, mode: str) -> None:
     grep = GREPS[mode]
     out = await grep.call(repo.ctx, {"pattern": "needle", "ignoreCase": True, "glob": "*.md"})
-    assert out.text.splitlines() == ["README.md:1:A Needle in a haystack"]
+    assert out.text.splitlines() == ["README.md", "1:A Needle in a haystack"]
     out = await grep.call(repo.ctx, {"pattern": "needle", "path": "src", "glob": "*.ts"})
-    assert out.text.splitlines() == ["src/util.ts:1:export const needle = 1;"]
+    assert out.text.splitlines() == ["src/util.ts", "1:export const needle = 1;"]
     out = await grep.call(repo.ctx, {"pattern": "import", "path": "src/app.py"})
-    assert out.text.splitlines() == ["src/app.py:1:import os"]
+    assert out.text.splitlines() == ["src/app.py", "1:import os"]
     none = await grep.call(repo.ctx, {"pattern": "absent_word"})
     assert not none.is_error and "No matches" in none.text
     bad = await grep.call(repo.ctx, {"pattern": "(unclosed"})
@@ -76,7 +73,7 @@ async def test_grep_without_git_skips_default_dirs(harness, mode: str) -> None:
     (harness.root / ".coder" / "log.jsonl").write_text("needle\n")
     out = await GREPS[mode].call(harness.ctx, {"pattern": "needle"})
     lines = out.text.splitlines()
-    assert "build/out.py:1:needle = 'ignored'" in lines  # no git: no .gitignore rules
+    assert "build/out.py" in lines  # no git: no .gitignore rules
     assert not any(line.startswith(("node_modules/", ".coder/")) for line in lines)
 
 
@@ -84,7 +81,8 @@ async def test_grep_is_capped(harness) -> None:
     (harness.root / "many.txt").write_text("hit\n" * 50)
     grep = make_grep_tool(find_rg=lambda: None, max_results=10)
     out = await grep.call(harness.ctx, {"pattern": "hit"})
-    assert len(out.text.splitlines()) == 11 and "more matches not shown" in out.text
+    assert out.text.splitlines()[:3] == ["many.txt", "1:hit", "2:hit"]
+    assert len(out.text.splitlines()) == 12 and "more than 10 matches, the rest not shown" in out.text
 
 
 def test_list_files_git_and_walk(harness) -> None:

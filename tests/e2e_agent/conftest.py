@@ -13,6 +13,10 @@ start their own with `lsp_session(...)` and the function-scoped `fake`.
 
 Every module here runs in the package's event loop:
 `pytestmark = pytest.mark.asyncio(loop_scope="package")`.
+
+The fake refuses what the real Messages API refuses (tests/fakes/anthropic_rules.py);
+a test during which it refused a request fails at teardown, unless it is marked
+`@pytest.mark.expect_rejection`.
 """
 
 from __future__ import annotations
@@ -24,9 +28,17 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from agent_e2e import APP, api_env
-from anthropic_server import FakeAnthropicServer
+from anthropic_server import EXPECT_REJECTION, FakeAnthropicServer, check_rejections
 from harness import Session, full_caps, init_git, lsp_session
 from lsprotocol import types
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{EXPECT_REJECTION}: the fake Messages API may refuse requests in this test")
+
+
+def expects_rejection(request: pytest.FixtureRequest) -> bool:
+    return request.node.get_closest_marker(EXPECT_REJECTION) is not None
 
 
 def fix_code_action_structure(session: Session) -> None:
@@ -58,10 +70,11 @@ def clear_fake(server: FakeAnthropicServer) -> None:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeAnthropicServer]:
+def fake(request: pytest.FixtureRequest) -> Iterator[FakeAnthropicServer]:
     """A fake Messages API with an empty script: `push()` the replies a test needs."""
     with FakeAnthropicServer() as server:
         yield server
+        check_rejections(server, expects_rejection(request))
 
 
 @pytest.fixture
@@ -74,6 +87,18 @@ def ws(tmp_path: Path) -> Path:
 def shared_fake() -> Iterator[FakeAnthropicServer]:
     with FakeAnthropicServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def no_refused_requests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test when the shared fake refused a request during it."""
+    if "shared_fake" not in request.fixturenames:
+        yield
+        return
+    server: FakeAnthropicServer = request.getfixturevalue("shared_fake")
+    server.take_rejections()  # a previous test's leftovers are that test's business
+    yield
+    check_rejections(server, expects_rejection(request))
 
 
 @pytest_asyncio.fixture(scope="package", loop_scope="package")

@@ -40,7 +40,15 @@ Faults: `drop` sends `afterEvents` SSE events then kills the connection mid-body
 response headers and waits for the client to disconnect; `error_event` sends an SSE `error`
 event (type `errorType`, default overloaded_error) after `afterEvents` events.
 Control endpoints: `GET /health`, `GET /_requests` (recorded requests as JSON),
-`GET /_disconnects`, `POST /_script` (append responses: a list or {"responses": [...]}).
+`GET /_disconnects`, `GET /_rejections`, `POST /_script` (append responses: a list or
+{"responses": [...]}).
+
+Strict by default: a `/v1/messages` request the real API would refuse (see
+anthropic_rules.py: unpaired tool_use/tool_result, empty text, > 4 cache_control
+breakpoints, bad thinking settings, missing fields, bad tool names/schemas) gets the
+real HTTP 400 `{"type":"error","error":{"type":"invalid_request_error","message":...}}`
+without consuming the script, and is recorded in `server.rejections` (message, body).
+End-to-end fixtures fail a test whose run saw a rejection it did not expect.
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from anthropic_rules import check_request
 from anthropic_sse import (
     ERROR_TYPES,
     EXHAUSTED_TEXT,
@@ -72,11 +81,13 @@ from anthropic_sse import (
 FAKES_DIR = Path(__file__).resolve().parent
 
 __all__ = [
+    "EXPECT_REJECTION",
     "FAKES_DIR",
     "FakeAnthropicServer",
     "RecordedRequest",
     "build_events",
     "build_message",
+    "check_rejections",
     "drop",
     "hang",
     "load_script",
@@ -115,6 +126,7 @@ class FakeAnthropicServer:
         host: str = "127.0.0.1",
         port: int = 0,
         record_file: Path | None = None,
+        strict: bool = True,
     ) -> None:
         self.host, self.port = host, port
         self.default = default or reply(EXHAUSTED_TEXT)
@@ -123,6 +135,9 @@ class FakeAnthropicServer:
         self.disconnects: list[float] = []  # monotonic times when a client left mid-stream
         self.outcomes: list[str] = []  # per /v1/messages: completed, error, dropped, disconnected
         self.client_disconnected = threading.Event()
+        # Requests the real API would refuse (HTTP 400 invalid_request_error): (message, body)
+        self.strict = strict
+        self.rejections: list[tuple[str, Any]] = []
         self._queue: list[dict[str, Any]] = list(responses or [])
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -148,6 +163,12 @@ class FakeAnthropicServer:
     @property
     def message_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.startswith("/v1/messages")]
+
+    def take_rejections(self) -> list[tuple[str, Any]]:
+        """The requests refused since the last call (and forget them)."""
+        with self._lock:
+            taken, self.rejections = self.rejections, []
+        return taken
 
     def wait_for_disconnect(self, timeout: float = 2.0) -> bool:
         return self.client_disconnected.wait(timeout)
@@ -273,15 +294,16 @@ class FakeAnthropicServer:
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
         await writer.drain()
 
-    async def _dispatch(
-        self, req: RecordedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> bool:
+    async def _dispatch(self, req: RecordedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         path = req.path.split("?", 1)[0]
         if req.method == "GET" and path == "/health":
             await self._send(writer, 200, {"ok": True, "pending": self.pending})
             return True
         if req.method == "GET" and path == "/_requests":
             await self._send(writer, 200, [r.to_json() for r in self.message_requests])
+            return True
+        if req.method == "GET" and path == "/_rejections":
+            await self._send(writer, 200, [{"message": m, "body": b} for m, b in self.rejections])
             return True
         if req.method == "GET" and path == "/_disconnects":
             await self._send(writer, 200, {"disconnects": len(self.disconnects)})
@@ -297,6 +319,13 @@ class FakeAnthropicServer:
                 404,
                 {"type": "error", "error": {"type": "not_found_error", "message": f"no route {path}"}},
             )
+            return True
+        problem = check_request(req.body) if self.strict else None
+        if problem is not None:  # refused before the script is consulted, as the real API would
+            self.rejections.append((problem, req.body))
+            error = {"type": "invalid_request_error", "message": problem}
+            await self._send(writer, 400, {"type": "error", "error": error})
+            self.outcomes.append("rejected")
             return True
         with self._lock:
             spec = self._queue.pop(0) if self._queue else self.default
@@ -398,6 +427,20 @@ class FakeAnthropicServer:
                 await watcher
 
 
+EXPECT_REJECTION = "expect_rejection"  # pytest marker: the test means to send refused requests
+
+
+def check_rejections(server: FakeAnthropicServer, expected: bool) -> None:
+    """For a fixture's teardown: fail the test when the fake refused a request it sent,
+    unless the test is marked `expect_rejection`. Forgets the rejections either way."""
+    rejections = server.take_rejections()
+    if rejections and not expected:
+        details = "\n".join(f"- {message}" for message, _ in rejections)
+        raise AssertionError(
+            f"the fake Messages API refused {len(rejections)} request(s) the real API would refuse:\n{details}"
+        )
+
+
 # ------------------------------------------------------------------ standalone
 
 
@@ -413,9 +456,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", type=Path, help="JSON file: {responses: [...], default?: {...}}")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--record", type=Path, help="append every /v1/messages request here (JSONL)")
+    parser.add_argument("--lenient", action="store_true", help="answer requests the real API would refuse")
     args = parser.parse_args(argv)
     responses, default = load_script(args.script) if args.script else ([], None)
-    server = FakeAnthropicServer(responses, default=default, port=args.port, record_file=args.record)
+    server = FakeAnthropicServer(
+        responses, default=default, port=args.port, record_file=args.record, strict=not args.lenient
+    )
     server.start()
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -122,13 +122,9 @@ def build_events(spec: dict[str, Any], model: str = "claude-sonnet-4-5") -> list
 
     def block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
         nonlocal index
-        events.append(
-            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
-        )
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
         for delta in deltas:
-            events.append(
-                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
-            )
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
 
@@ -139,9 +135,7 @@ def build_events(spec: dict[str, Any], model: str = "claude-sonnet-4-5") -> list
     if spec.get("redactedThinking"):
         block({"type": "redacted_thinking", "data": spec["redactedThinking"]}, [])
     if spec.get("text"):
-        block(
-            {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(spec["text"])]
-        )
+        block({"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(spec["text"])])
     calls = spec.get("toolCalls") or []
     for n, call in enumerate(calls):
         raw = call.get("rawJson", json.dumps(call.get("input", {})))
@@ -171,9 +165,7 @@ def build_message(spec: dict[str, Any], model: str = "claude-sonnet-4-5") -> dic
     content: list[dict[str, Any]] = []
     if spec.get("thinking"):
         thinking = spec["thinking"] if isinstance(spec["thinking"], str) else "".join(spec["thinking"])
-        content.append(
-            {"type": "thinking", "thinking": thinking, "signature": spec.get("signature", "sig-fake")}
-        )
+        content.append({"type": "thinking", "thinking": thinking, "signature": spec.get("signature", "sig-fake")})
     if spec.get("text"):
         text = spec["text"] if isinstance(spec["text"], str) else "".join(spec["text"])
         content.append({"type": "text", "text": text})

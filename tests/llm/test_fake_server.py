@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from anthropic_server import FAKES_DIR, FakeAnthropicServer, build_events, reply
+from anthropic_server import FAKES_DIR, FakeAnthropicServer, build_events, check_rejections, reply
 
 from coder_ls.llm.anthropic_provider import AnthropicProvider
 from coder_ls.llm.base import ProviderRequest, Stop, TextDelta
@@ -104,3 +105,175 @@ async def test_standalone_process(server_process: tuple[str, Path]) -> None:
     assert len(recorded) == 3 and recorded[0]["body"]["model"] == "claude-haiku-4-5"
     lines = record.read_text().splitlines()
     assert len(lines) == 3 and json.loads(lines[0])["path"] == "/v1/messages"
+
+
+# ------------------------------------------------------------------ strictness: what the real API refuses
+
+USER = {"role": "user", "content": "hi"}
+TOOL = {"name": "read", "description": "d", "input_schema": {"type": "object", "properties": {}}}
+USE = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}]}
+RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]}
+SIGNED = {"type": "thinking", "thinking": "hm", "signature": "sig"}
+
+
+def base(**overrides: Any) -> dict[str, Any]:
+    return {"model": "claude-sonnet-4-5", "max_tokens": 2048, "messages": [USER], **overrides}
+
+
+REFUSED = {
+    "no model": ({k: v for k, v in base().items() if k != "model"}, "model: Field required"),
+    "no max_tokens": ({k: v for k, v in base().items() if k != "max_tokens"}, "max_tokens: Field required"),
+    "no messages": ({k: v for k, v in base().items() if k != "messages"}, "messages: Field required"),
+    "assistant first": (base(messages=[{"role": "assistant", "content": "hi"}, USER]), "first message"),
+    "tool_result without its tool_use": (
+        base(messages=[USER, {"role": "assistant", "content": "ok"}, RESULT]),
+        "unexpected `tool_use_id`",
+    ),
+    "tool_use without its tool_result": (base(messages=[USER, USE, USER]), "without `tool_result` blocks"),
+    "tool_use answered two turns later": (
+        base(messages=[USER, USE, USER, {"role": "assistant", "content": "a"}, RESULT]),
+        "without `tool_result`",
+    ),
+    "empty text block": (
+        base(messages=[{"role": "user", "content": [{"type": "text", "text": ""}]}]),
+        "must be non-empty",
+    ),
+    "whitespace text block": (
+        base(messages=[{"role": "user", "content": [{"type": "text", "text": " \n"}]}]),
+        "non-whitespace",
+    ),
+    "empty string content": (base(messages=[{"role": "user", "content": ""}]), "non-empty content"),
+    "empty content list": (base(messages=[{"role": "user", "content": []}]), "non-empty content"),
+    "five cache breakpoints": (
+        base(
+            messages=[
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": f"t{i}", "cache_control": {"type": "ephemeral"}} for i in range(5)
+                    ],
+                }
+            ]
+        ),
+        "A maximum of 4 blocks with cache_control",
+    ),
+    "thinking budget below 1024": (
+        base(thinking={"type": "enabled", "budget_tokens": 1000}),
+        "greater than or equal to 1024",
+    ),
+    "thinking budget not below max_tokens": (
+        base(max_tokens=2048, thinking={"type": "enabled", "budget_tokens": 2048}),
+        "`max_tokens` must be greater",
+    ),
+    "temperature with thinking": (
+        base(temperature=0.5, thinking={"type": "enabled", "budget_tokens": 1024}),
+        "temperature",
+    ),
+    "unsigned thinking replayed": (
+        base(
+            thinking={"type": "enabled", "budget_tokens": 1024},
+            messages=[
+                USER,
+                {
+                    "role": "assistant",
+                    "content": [{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "a"}],
+                },
+                USER,
+            ],
+        ),
+        "signature: Field required",
+    ),
+    "tool loop without its thinking block": (
+        base(thinking={"type": "enabled", "budget_tokens": 1024}, tools=[TOOL], messages=[USER, USE, RESULT]),
+        "must start with a thinking block",
+    ),
+    "bad tool name": (base(tools=[{**TOOL, "name": "read file"}]), "String should match pattern"),
+    "tool name too long": (base(tools=[{**TOOL, "name": "x" * 65}]), "String should match pattern"),
+    "tool schema not an object": (
+        base(tools=[{**TOOL, "input_schema": {"type": "string"}}]),
+        "Input should be 'object'",
+    ),
+}
+
+ACCEPTED = {
+    "plain": base(),
+    "consecutive user messages are combined": base(messages=[USER, USER]),
+    "a tool loop": base(tools=[TOOL], messages=[USER, USE, RESULT]),
+    "tool results then text in one combined turn": base(tools=[TOOL], messages=[USER, USE, RESULT, USER]),
+    "four cache breakpoints": base(
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"t{i}", "cache_control": {"type": "ephemeral"}} for i in range(4)
+                ],
+            }
+        ]
+    ),
+    "thinking tool loop with signed thinking": base(
+        thinking={"type": "enabled", "budget_tokens": 1024},
+        tools=[TOOL],
+        messages=[USER, {"role": "assistant", "content": [SIGNED, *USE["content"]]}, RESULT],
+    ),
+}
+
+
+def post(url: str, body: Any) -> tuple[int, Any]:
+    req = urllib.request.Request(
+        url + "/v1/messages", data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.mark.expect_rejection
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refuses_what_the_real_api_refuses(fake_anthropic: FakeAnthropicServer, case: str) -> None:
+    body, words = REFUSED[case]
+    fake_anthropic.push(reply("must not be consumed"))
+    status, answer = post(fake_anthropic.url, body)
+    assert status == 400
+    assert answer["type"] == "error" and answer["error"]["type"] == "invalid_request_error"
+    assert words in answer["error"]["message"]
+    assert fake_anthropic.pending == 1  # the script is untouched
+    assert [m for m, _ in fake_anthropic.rejections] == [answer["error"]["message"]]
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTED))
+def test_accepts_what_the_real_api_accepts(fake_anthropic: FakeAnthropicServer, case: str) -> None:
+    fake_anthropic.push(reply("fine"))
+    status, answer = post(fake_anthropic.url, ACCEPTED[case])
+    assert status == 200, answer
+    assert answer["content"][0]["text"] == "fine"
+
+
+@pytest.mark.expect_rejection
+async def test_the_sdk_sees_the_real_error_shape(fake_anthropic: FakeAnthropicServer) -> None:
+    import anthropic
+
+    client = anthropic.AsyncAnthropic(api_key="k", base_url=fake_anthropic.url, max_retries=0)
+    try:
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            await client.messages.create(
+                model="claude-haiku-4-5",
+                max_tokens=10,
+                messages=[{"role": "user", "content": [{"type": "text", "text": ""}]}],
+            )
+    finally:
+        await client.close()
+    assert caught.value.status_code == 400
+    assert caught.value.body["error"]["type"] == "invalid_request_error"  # type: ignore[index]
+
+
+def test_a_refused_request_fails_the_test_that_sent_it() -> None:
+    with FakeAnthropicServer() as server:
+        status, _ = post(server.url, base(messages=[USE]))
+        assert status == 400
+        with pytest.raises(AssertionError, match="refused 1 request"):
+            check_rejections(server, expected=False)
+        post(server.url, base(messages=[USE]))
+        check_rejections(server, expected=True)  # a test that means it
+        assert server.rejections == []

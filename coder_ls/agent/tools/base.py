@@ -71,7 +71,8 @@ class ToolContext:
     progress; `todos` is the session's list (todoWrite replaces its contents);
     `changed_paths` collects the absolute paths the turn wrote (for auto-verify);
     `grants` are the session's "Allow for session" grants; `call_id` is the id of
-    the tool call being run (for approval events).
+    the tool call being run (for approval events); `review_edit`: the tool whose
+    edit is itself the approval question (`agent/review.py`).
     """
 
     root: Path
@@ -84,6 +85,7 @@ class ToolContext:
     changed_paths: set[str] = field(default_factory=set)
     grants: SessionGrants = field(default_factory=SessionGrants)
     call_id: str = ""
+    review_edit: str | None = None  # the tool whose edit goes to the editor for review (section 15)
 
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""

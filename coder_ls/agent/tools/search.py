@@ -18,6 +18,9 @@ import msgspec
 
 from coder_ls.agent.paths import glob_match
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from coder_ls.engine.environ import child_env
+from coder_ls.engine.gitops import user_env
+from coder_ls.engine.gitsafe import safe_flags_sync
 
 SKIP_DIRS = frozenset(
     {".git", ".coder", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
@@ -32,10 +35,13 @@ def _find_rg() -> str | None:
 
 
 def _git_files(root: Path) -> list[str] | None:
+    env = user_env()
     try:
         proc = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            ["git", *safe_flags_sync(root, env), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
             cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=30,
             check=False,
@@ -45,7 +51,16 @@ def _git_files(root: Path) -> list[str] | None:
     if proc.returncode != 0:
         return None
     names = {n for n in proc.stdout.decode("utf-8", errors="surrogateescape").split("\0") if n}
-    return sorted(n for n in names if (root / n).is_file())
+    real_root = root.resolve()
+    return sorted(n for n in names if _inside_file(root / n, real_root))
+
+
+def _inside_file(path: Path, real_root: Path) -> bool:
+    """A regular file whose real location is in the workspace (a symlink out is skipped)."""
+    try:
+        return path.is_file() and path.resolve().is_relative_to(real_root)
+    except (OSError, RuntimeError):
+        return False
 
 
 def _walk_files(root: Path) -> list[str]:
@@ -55,7 +70,7 @@ def _walk_files(root: Path) -> list[str]:
         dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
         for name in filenames:
             full = Path(dirpath, name)
-            if full.is_symlink() and not full.resolve().is_relative_to(real_root):
+            if full.is_symlink() and not _inside_file(full, real_root):
                 continue
             out.append(full.relative_to(root).as_posix())
     return sorted(out)
@@ -87,6 +102,25 @@ def _cap(lines: list[str], limit: int, what: str) -> str:
     return "\n".join(lines[:limit]) + f"\n... {len(lines) - limit} more {what} not shown; narrow the search."
 
 
+Match = tuple[str, int, str]  # path, line number, line text
+
+
+def format_matches(matches: list[Match], limit: int) -> str:
+    """grep's output, grouped by file like `rg --heading` (the path once, then its
+    `line:text` rows): never longer than `path:line:text` on every row, and shorter as
+    soon as a file has two matches."""
+    out: list[str] = []
+    current = None
+    for path, number, text in matches[:limit]:
+        if path != current:
+            out.append(path)
+            current = path
+        out.append(f"{number}:{text}")
+    if len(matches) > limit:  # the Python search stops at limit + 1: no exact count
+        out.append(f"... more than {limit} matches, the rest not shown; narrow the search.")
+    return "\n".join(out)
+
+
 class GrepInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True):
     """Search file contents with a regular expression."""
 
@@ -96,31 +130,39 @@ class GrepInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, froz
     ignore_case: bool = False
 
 
-def _python_grep(root: Path, files: list[str], inp: GrepInput, limit: int) -> list[str]:
+def _read_inside(path: Path, real_root: Path) -> bytes:
+    """The file's bytes, unless its real location is outside the workspace."""
+    if not path.resolve().is_relative_to(real_root):
+        raise PermissionError(f"{path} leads outside the workspace")
+    return path.read_bytes()
+
+
+def _python_grep(root: Path, files: list[str], inp: GrepInput, limit: int) -> list[Match]:
     flags = re.IGNORECASE if inp.ignore_case else 0
     try:
         regex = re.compile(inp.pattern, flags)
     except re.error as exc:
         raise ToolError(f"invalid regular expression {inp.pattern!r}: {exc}") from exc
-    out: list[str] = []
+    out: list[Match] = []
+    real_root = root.resolve()
     for rel in files:
         if inp.glob and not _glob_filter(rel, inp.glob):
             continue
         try:
-            data = (root / rel).read_bytes()
+            data = _read_inside(root / rel, real_root)
         except OSError:
             continue
         if b"\x00" in data[:8192]:
             continue
         for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
             if regex.search(line):
-                out.append(f"{rel}:{n}:{line[:MAX_LINE_CHARS]}")
+                out.append((rel, n, line[:MAX_LINE_CHARS]))
                 if len(out) > limit:
                     return out
     return out
 
 
-async def _rg_grep(rg: str, root: Path, rel_base: str, inp: GrepInput) -> list[str]:
+async def _rg_grep(rg: str, root: Path, rel_base: str, inp: GrepInput) -> list[Match]:
     args = [rg, "--line-number", "--no-heading", "--with-filename", "--color", "never"]
     args += ["--hidden", "--sort", "path"]
     for d in sorted(SKIP_DIRS):
@@ -130,10 +172,15 @@ async def _rg_grep(rg: str, root: Path, rel_base: str, inp: GrepInput) -> list[s
     if inp.glob:
         args += ["--glob", inp.glob]
     args += ["-e", inp.pattern, "--"]
-    if rel_base not in ("", "."):
-        args.append(rel_base)
+    # Always an explicit path: with none, rg searches its stdin (the LSP pipe) and hangs.
+    args.append(rel_base if rel_base not in ("", ".") else ".")
     proc = await asyncio.create_subprocess_exec(
-        *args, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *args,
+        cwd=root,
+        env=child_env(),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     try:
         stdout, stderr = await asyncio.wait_for(proc.communicate(), timeout=60)
@@ -144,13 +191,13 @@ async def _rg_grep(rg: str, root: Path, rel_base: str, inp: GrepInput) -> list[s
         raise
     if proc.returncode == 2 and not stdout:
         raise ToolError(f"grep failed: {stderr.decode('utf-8', errors='replace').strip()}")
-    lines = []
+    matches: list[Match] = []
     for line in stdout.decode("utf-8", errors="replace").splitlines():
-        line = line.removeprefix("./")
-        name, sep, rest = line.partition(":")
-        num, sep2, text = rest.partition(":")
-        lines.append(f"{name}:{num}:{text[:MAX_LINE_CHARS]}" if sep and sep2 else line)
-    return lines
+        name, _, rest = line.removeprefix("./").partition(":")
+        num, _, text = rest.partition(":")
+        if num.isdigit():
+            matches.append((name, int(num), text[:MAX_LINE_CHARS]))
+    return matches
 
 
 def make_grep_tool(
@@ -163,19 +210,19 @@ def make_grep_tool(
         rel_base = ctx.rel(base)
         rg = find_rg()
         if rg:
-            lines = await _rg_grep(rg, ctx.root, rel_base, inp)
+            matches = await _rg_grep(rg, ctx.root, rel_base, inp)
         else:
             listed = await asyncio.to_thread(files, ctx.root)
             scope = _under(listed, rel_base)
-            lines = await asyncio.to_thread(_python_grep, ctx.root, scope, inp, max_results)
-        if not lines:
+            matches = await asyncio.to_thread(_python_grep, ctx.root, scope, inp, max_results)
+        if not matches:
             return ToolOutput(f"No matches for {inp.pattern!r}.")
-        return ToolOutput(_cap(lines, max_results, "matches"))
+        return ToolOutput(format_matches(matches, max_results))
 
     return Tool(
         "grep",
         "Search file contents with a regular expression (files ignored by .gitignore are "
-        "skipped). Output lines are `path:line:text`.",
+        "skipped). Output: each file's path, then its matches as `line:text`.",
         GrepInput,
         run,
     )

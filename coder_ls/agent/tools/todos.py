@@ -61,7 +61,8 @@ def make_todo_write_tool() -> Tool[TodoWriteInput]:
         note = ""
         if sum(1 for t in items if t.status == "in_progress") > 1:
             note = "\nNote: more than one task is in_progress; keep one at a time."
-        return ToolOutput(f"Task list updated ({done}/{len(items)} done):\n{format_todos(items)}{note}")
+        # No echo of the list: the model has just written it (todoRead shows it).
+        return ToolOutput(f"Task list updated ({done}/{len(items)} done).{note}")
 
     return Tool(
         "todoWrite",
