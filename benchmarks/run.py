@@ -21,11 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_agent
 import bench_commands
+import bench_first_turn
 import bench_init
+import bench_scale
 import bench_store
 from common import Result, fmt, median, percentile
 
-MODULES = [bench_init, bench_commands, bench_store, bench_agent]
+MODULES = [bench_init, bench_commands, bench_store, bench_agent, bench_first_turn, bench_scale]
 
 
 def all_benchmarks() -> dict[str, object]:

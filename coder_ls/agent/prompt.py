@@ -25,5 +25,15 @@ How to work:
 """
 
 
-def system_prompt(root: Path) -> str:
-    return SYSTEM_PROMPT.format(root=root)
+INSTRUCTIONS_HEADER = """
+# Project instructions
+
+The user and the project give these instructions; follow them where they apply.
+
+"""
+
+
+def system_prompt(root: Path, instructions: str = "") -> str:
+    """The fixed prompt, then the project instruction files (`agent/instructions.py`)."""
+    base = SYSTEM_PROMPT.format(root=root)
+    return f"{base}{INSTRUCTIONS_HEADER}{instructions}\n" if instructions else base

@@ -6,7 +6,8 @@ by attribute, so the SDK's typed events and plain namespaces both work).
 - `to_api_params(request)`: the keyword arguments of `messages.create(...)`, with
   prompt-caching breakpoints (`cache_control: {"type": "ephemeral"}`) on the last
   tool, on the system prompt, and on the last cacheable block of the last message:
-  three of the four the API allows.
+  three of the four the API allows; `max_tokens`, `thinking` and `output_config.effort`
+  fitted to the model by `request_plan.plan_request`.
 - `StreamAssembler.feed(event)`: raw stream events in, `StreamItem`s out.
 """
 
@@ -26,10 +27,11 @@ from coder_ls.llm.base import (
     ThinkingDone,
     ToolCallDelta,
     ToolCallDone,
+    ToolSpec,
     Usage,
     normalize_stop_reason,
 )
-from coder_ls.llm.models import find_model, model_supports_thinking
+from coder_ls.llm.request_plan import MIN_THINKING_BUDGET, plan_request
 from coder_ls.protocol.messages import (
     Block,
     Message,
@@ -47,18 +49,19 @@ __all__ = [
     "block_to_api",
     "messages_to_api",
     "to_api_params",
+    "tool_to_api",
 ]
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
-MIN_THINKING_BUDGET = 1024
 REDACTED_PREFIX = "redacted:"  # ThinkingBlock(thinking="", signature="redacted:<data>")
 
 
 def block_to_api(block: Block) -> dict[str, Any] | None:
-    """One content block in API form, or None when it must be left out (an empty
-    text, or a thinking block without a signature, which the API would reject)."""
+    """One content block in API form, or None when it must be left out (a text that is
+    empty or only whitespace, e.g. the "\n\n" models stream before a tool call, or a
+    thinking block without a signature: the API would reject them)."""
     if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text} if block.text else None
+        return {"type": "text", "text": block.text} if block.text.strip() else None
     if isinstance(block, ThinkingBlock):
         if not block.thinking and block.signature.startswith(REDACTED_PREFIX):
             return {"type": "redacted_thinking", "data": block.signature[len(REDACTED_PREFIX) :]}
@@ -98,33 +101,51 @@ def _mark_last_cacheable(messages: list[dict[str, Any]]) -> bool:
     return False
 
 
+def tool_to_api(tool: ToolSpec) -> dict[str, Any]:
+    """A tool in API form. The schema's own top-level `description` (the input type's
+    docstring) repeats the tool's description and an empty `required` says nothing:
+    both are left out, ~100 tokens of every request's fixed prefix."""
+    schema = {
+        k: v
+        for k, v in tool.input_schema.items()
+        if not (k == "description" and tool.description) and not (k == "required" and v == [])
+    }
+    return {"name": tool.name, "description": tool.description, "input_schema": schema}
+
+
+def _continues_without_thinking(messages: list[dict[str, Any]]) -> bool:
+    """The request continues a tool loop whose assistant message has no thinking block
+    first (thinking was off when it was written): the API refuses budget thinking then."""
+    for message in reversed(messages):
+        if message["role"] != "assistant":
+            continue
+        content = message["content"]
+        uses_tools = any(b.get("type") == "tool_use" for b in content)
+        return uses_tools and content[0].get("type") not in ("thinking", "redacted_thinking")
+    return False
+
+
 def to_api_params(request: ProviderRequest) -> dict[str, Any]:
-    """The keyword arguments for `client.messages.create(..., stream=True)`."""
-    max_tokens = max(1, request.max_tokens)
-    params: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens, "stream": True}
+    """The keyword arguments for `client.messages.create(..., stream=True)`: system and
+    tools first and byte-identical from request to request (the cached prefix), output
+    size, thinking and effort fitted to the model (`request_plan.plan_request`)."""
+    plan = plan_request(request)
+    params: dict[str, Any] = {"model": request.model, "max_tokens": plan.max_tokens, "stream": True}
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": dict(CACHE_CONTROL)}]
     if request.tools:
-        tools = [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-            for t in request.tools
-        ]
+        tools = [tool_to_api(t) for t in request.tools]
         tools[-1]["cache_control"] = dict(CACHE_CONTROL)
         params["tools"] = tools
     messages = messages_to_api(request.messages)
     _mark_last_cacheable(messages)
     params["messages"] = messages
-    if request.thinking_budget and model_supports_thinking(request.model):
-        budget = max(MIN_THINKING_BUDGET, request.thinking_budget)
-        info = find_model(request.model)
-        if info is not None and budget + MIN_THINKING_BUDGET > info.max_output_tokens:
-            budget = max(MIN_THINKING_BUDGET, info.max_output_tokens - MIN_THINKING_BUDGET)
-        if max_tokens <= budget:
-            max_tokens = budget + MIN_THINKING_BUDGET
-            if info is not None:
-                max_tokens = min(max_tokens, info.max_output_tokens)
-            params["max_tokens"] = max_tokens
-        params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    if plan.thinking == "adaptive":  # the model may skip thinking: no block is required
+        params["thinking"] = {"type": "adaptive"}
+    elif plan.thinking == "enabled" and not _continues_without_thinking(messages):
+        params["thinking"] = {"type": "enabled", "budget_tokens": plan.budget_tokens}
+    if plan.effort is not None:
+        params["output_config"] = {"effort": plan.effort}
     return params
 
 

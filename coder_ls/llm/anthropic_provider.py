@@ -9,7 +9,8 @@ The SDK's own retries are off (`max_retries=0`): this provider retries rate limi
 (5xx, 408, 409) and connection failures (including a stream dropped mid-body) with
 exponential backoff (1, 2, 4, 8 s by default, capped, with jitter, at most 5
 attempts), honouring `retry-after-ms` / `retry-after` when the server sends them.
-A `Retrying` item is yielded before each sleep. Authentication (401/403) and bad
+A `Retrying` item is yielded before each sleep, preceded by a `Restart` when the
+failed attempt had already yielded output. Authentication (401/403) and bad
 requests are not retried.
 
 Cancellation: the stream runs in the consumer's task, so cancelling that task (or
@@ -20,12 +21,14 @@ HTTP response is closed in a `finally`, which closes the connection.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
 import random
+import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from coder_ls.llm.anthropic_convert import StreamAssembler, to_api_params
@@ -33,6 +36,7 @@ from coder_ls.llm.base import (
     ErrorKind,
     ProviderError,
     ProviderRequest,
+    Restart,
     Retrying,
     Stop,
     StreamItem,
@@ -66,9 +70,38 @@ def _import_sdk() -> tuple[Any, Any]:
         warnings.filterwarnings(
             "ignore", message=r"The model '.*' is deprecated", category=DeprecationWarning
         )
+        # Likewise a thinking budget the user configured for a model that prefers adaptive.
+        warnings.filterwarnings("ignore", message=r"Using Claude with .* 'thinking.type=enabled' is deprecated")
         _HTTPX = httpx_mod
         _SDK = anthropic
     return _SDK, _HTTPX
+
+
+async def _in_daemon_thread(work: Callable[[], Any]) -> Any:
+    """`asyncio.to_thread`, but in a daemon thread: a server told to exit while the SDK is
+    still being imported (by the warm-up) exits at once instead of waiting for it."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():  # the waiter was cancelled
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def run() -> None:
+        value, error = None, None
+        try:
+            value = work()
+        except BaseException as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=run, name="coder-sdk-import", daemon=True).start()
+    return await future
 
 
 def retry_after_seconds(headers: Mapping[str, str] | Any, now: float | None = None) -> float | None:
@@ -176,14 +209,20 @@ class AnthropicProvider:
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self._client: Any = None
+        self._client_lock = threading.Lock()
 
     # -- client
     async def prepare(self) -> None:
-        """Import the SDK (in a thread, so the event loop is not blocked) and build the client."""
+        """Import the SDK (in a thread, so the event loop is not blocked) and build the client.
+        The server's warm-up calls it once the server is idle (`coder_ls.lsp.warmup`)."""
         if self._client is None:
-            await asyncio.to_thread(self._get_client)
+            await _in_daemon_thread(self._get_client)
 
     def _get_client(self) -> Any:
+        with self._client_lock:  # the warm-up's thread and a first turn may race here
+            return self._build_client()
+
+    def _build_client(self) -> Any:
         if self._client is None:
             sdk, httpx_mod = _import_sdk()
             self._client = sdk.AsyncAnthropic(
@@ -281,7 +320,7 @@ class AnthropicProvider:
                 raise error from cause
             delay = self._delay(attempt, error)
             log.info("anthropic: %s; retrying in %.1fs (attempt %d)", error.message, delay, attempt)
-            yield Retrying(
-                attempt=attempt, delay_seconds=round(delay, 3), reason=error.message, discard=emitted
-            )
+            if emitted:  # the partial output already yielded is void: consumers drop it
+                yield Restart(reason=error.message)
+            yield Retrying(attempt=attempt, delay_seconds=round(delay, 3), reason=error.message)
             await asyncio.sleep(delay)

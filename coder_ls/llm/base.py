@@ -13,17 +13,18 @@ async stream of `StreamItem`s. One call to `Provider.stream()` is one model turn
                 case ToolCallDone(id, name, input): ...# keep as a ToolUseBlock and run it
                 case Usage(): ...                      # token counts of this turn
                 case Stop(reason=r): ...               # always the last item
-                case Retrying(attempt, delay_seconds, reason, discard): ...
+                case Restart(reason): ...              # drop everything kept since the step began
+                case Retrying(attempt, delay_seconds, reason): ...
 
 Every successful stream ends with exactly one `Usage` and then one `Stop`. Failures
 raise `ProviderError`. Cancelling the consuming task (or closing the iterator)
 stops the stream at once and closes the underlying HTTP response.
 
 `Retrying` is yielded before the provider sleeps and tries again after a transient
-failure (rate limit, overload, server error, dropped connection). When
-`discard` is true the failed attempt had already streamed items: everything
-streamed since the start of the turn (or the previous `Retrying`) is void and the
-consumer must throw away the partial text, thinking and tool calls it kept.
+failure (rate limit, overload, server error, dropped connection). When the failed
+attempt had already streamed items, a `Restart` comes first: everything streamed
+since the start of the request is void and the consumer must throw away the partial
+text, thinking and tool calls it kept (and tell its own clients so).
 
 This module is light: it must not import any SDK.
 """
@@ -35,10 +36,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
+from coder_ls.protocol.config import Effort, ThinkingMode
 from coder_ls.protocol.messages import Message
 
 __all__ = [
     "STOP_REASONS",
+    "Effort",
     "ErrorKind",
     "Provider",
     "ProviderError",
@@ -50,6 +53,7 @@ __all__ = [
     "TextDelta",
     "ThinkingDelta",
     "ThinkingDone",
+    "ThinkingMode",
     "ToolCallDelta",
     "ToolCallDone",
     "ToolSpec",
@@ -67,15 +71,25 @@ class ToolSpec(msgspec.Struct, frozen=True):
 
 
 class ProviderRequest(msgspec.Struct):
-    """One model turn. `thinking_budget` (tokens) asks for extended thinking when the
-    model supports it; providers ignore it otherwise."""
+    """One model turn. The output and thinking fields say what the user asked for; the
+    provider fits them to the model (`coder_ls.llm.request_plan`):
+
+    - `max_tokens`: None = the model's output limit, capped (`DEFAULT_OUTPUT_CAP`).
+    - `thinking`: "auto" = the model's best (adaptive where it exists, else a budget,
+      else none); "adaptive" / "enabled" (a budget) where the model can, else its
+      nearest; "off".
+    - `thinking_budget`: tokens for budget thinking (None = `DEFAULT_THINKING_BUDGET`).
+    - `effort`: `output_config.effort`, sent only to models that accept that level.
+    """
 
     model: str
     system: str
     messages: list[Message]
     tools: list[ToolSpec] = msgspec.field(default_factory=list)
-    max_tokens: int = 8192
+    max_tokens: int | None = None
     thinking_budget: int | None = None
+    thinking: ThinkingMode = "auto"
+    effort: Effort | None = None
 
 
 # ---------------------------------------------------------------- stream items
@@ -170,10 +184,18 @@ class Retrying(msgspec.Struct, tag_field="type", tag="retrying"):
     attempt: int  # the attempt that failed, 1-based
     delay_seconds: float
     reason: str
-    discard: bool = False  # partial output of the failed attempt must be dropped
 
 
-StreamItem = TextDelta | ThinkingDelta | ToolCallDelta | ToolCallDone | ThinkingDone | Usage | Stop | Retrying
+class Restart(msgspec.Struct, tag_field="type", tag="restart"):
+    """The attempt that was streaming failed after it had produced output: everything it
+    yielded (text, thinking, tool calls) is void; what follows starts the reply over."""
+
+    reason: str
+
+
+StreamItem = (
+    TextDelta | ThinkingDelta | ToolCallDelta | ToolCallDone | ThinkingDone | Usage | Stop | Retrying | Restart
+)
 
 
 # ---------------------------------------------------------------- errors

@@ -15,8 +15,10 @@ Providers:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 
@@ -25,93 +27,164 @@ from coder_ls.protocol.config import Config
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEFAULT_OUTPUT_CAP",
+    "DEFAULT_THINKING_BUDGET",
     "KNOWN_MODELS",
     "PROVIDERS",
     "ModelInfo",
+    "ThinkingStyle",
     "find_model",
     "make_provider",
     "missing_key_message",
+    "model_info",
     "model_supports_thinking",
+    "provider_name",
 ]
+
+# How a model thinks: "none" (no extended thinking), "budget" (`{"type": "enabled",
+# "budget_tokens": N}`), "adaptive" (`{"type": "adaptive"}`; a budget is still accepted,
+# deprecated), "adaptive-only" (a budget is a 400 error).
+ThinkingStyle = Literal["none", "budget", "adaptive", "adaptive-only"]
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
+    """What a request to this model may ask for: its output limit, its context window,
+    how it thinks and which `output_config.effort` levels it accepts."""
+
     name: str
     provider: str
     context_window: int
-    supports_thinking: bool
     description: str
     max_output_tokens: int = 8192
+    thinking: ThinkingStyle = "none"
+    efforts: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # other ids of the same model (dated snapshots are matched anyway)
+
+    @property
+    def supports_thinking(self) -> bool:
+        return self.thinking != "none"
 
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
+# `max_tokens` when `maxOutputTokens` is not set: the model's limit, capped. Output is
+# billed as generated, but the rate limiter counts `max_tokens` up front (OTPM), so the
+# whole 128K of the newest models would eat a low tier's budget at every request.
+DEFAULT_OUTPUT_CAP = 32_000
+# `budget_tokens` for models that think on a budget when `thinkingBudget` is not set.
+DEFAULT_THINKING_BUDGET = 8_192
+
+_EFFORTS = ("low", "medium", "high")
+_EFFORTS_MAX = ("low", "medium", "high", "max")
+_EFFORTS_XHIGH = ("low", "medium", "high", "xhigh", "max")
 
 KNOWN_MODELS: tuple[ModelInfo, ...] = (
     ModelInfo(
-        name="claude-sonnet-4-5",
-        provider="anthropic",
-        context_window=200_000,
-        supports_thinking=True,
-        description="Claude Sonnet 4.5: the default; strong at agentic coding, fast",
-        max_output_tokens=64_000,
+        "claude-sonnet-4-5", "anthropic", 200_000,
+        "Claude Sonnet 4.5: the default; strong at agentic coding, fast",
+        64_000, "budget",
     ),
     ModelInfo(
-        name="claude-opus-4-1",
-        provider="anthropic",
-        context_window=200_000,
-        supports_thinking=True,
-        description="Claude Opus 4.1: the most capable for hard problems, slower and costlier",
-        max_output_tokens=32_000,
+        "claude-opus-4-8", "anthropic", 1_000_000,
+        "Claude Opus 4.8: adaptive thinking, 1M context",
+        128_000, "adaptive-only", _EFFORTS_XHIGH,
     ),
     ModelInfo(
-        name="claude-haiku-4-5",
-        provider="anthropic",
-        context_window=200_000,
-        supports_thinking=True,
-        description="Claude Haiku 4.5: the fastest and cheapest, good for simple tasks",
-        max_output_tokens=64_000,
+        "claude-opus-4-7", "anthropic", 1_000_000,
+        "Claude Opus 4.7: adaptive thinking, 1M context",
+        128_000, "adaptive-only", _EFFORTS_XHIGH,
     ),
     ModelInfo(
-        name="claude-sonnet-4-0",
-        provider="anthropic",
-        context_window=200_000,
-        supports_thinking=True,
-        description="Claude Sonnet 4: the previous Sonnet generation",
-        max_output_tokens=64_000,
+        "claude-opus-4-6", "anthropic", 1_000_000,
+        "Claude Opus 4.6: adaptive thinking, 1M context",
+        128_000, "adaptive", _EFFORTS_MAX,
     ),
     ModelInfo(
-        name="scripted",
-        provider="scripted",
-        context_window=200_000,
-        supports_thinking=False,
-        description="Offline: replays the turns of a JSON script (demos and tests)",
-        max_output_tokens=8192,
+        "claude-sonnet-4-6", "anthropic", 1_000_000,
+        "Claude Sonnet 4.6: adaptive thinking, 1M context, fast",
+        128_000, "adaptive", _EFFORTS,
+    ),
+    ModelInfo(
+        "claude-opus-4-5", "anthropic", 200_000,
+        "Claude Opus 4.5: the most capable of the 4.5 generation",
+        64_000, "budget", _EFFORTS,
+    ),
+    ModelInfo(
+        "claude-haiku-4-5", "anthropic", 200_000,
+        "Claude Haiku 4.5: the fastest and cheapest, good for simple tasks",
+        64_000, "budget",
+    ),
+    ModelInfo(
+        "claude-opus-4-1", "anthropic", 200_000,
+        "Claude Opus 4.1: capable for hard problems, slower and costlier",
+        32_000, "budget",
+    ),
+    ModelInfo(
+        "claude-opus-4-0", "anthropic", 200_000,
+        "Claude Opus 4: the first Opus 4", 32_000, "budget", aliases=("claude-opus-4",),
+    ),
+    ModelInfo(
+        "claude-sonnet-4-0", "anthropic", 200_000,
+        "Claude Sonnet 4: the previous Sonnet generation", 64_000, "budget", aliases=("claude-sonnet-4",),
+    ),
+    ModelInfo(
+        "claude-3-7-sonnet-latest", "anthropic", 200_000,
+        "Claude Sonnet 3.7: the first with extended thinking", 64_000, "budget",
+        aliases=("claude-3-7-sonnet",),
+    ),
+    ModelInfo(
+        "claude-3-5-sonnet-latest", "anthropic", 200_000,
+        "Claude Sonnet 3.5 (no extended thinking)", 8192, aliases=("claude-3-5-sonnet",),
+    ),
+    ModelInfo(
+        "claude-3-5-haiku-latest", "anthropic", 200_000,
+        "Claude Haiku 3.5 (no extended thinking)", 8192, aliases=("claude-3-5-haiku",),
+    ),
+    ModelInfo(
+        "scripted", "scripted", 200_000,
+        "Offline: replays the turns of a JSON script (demos and tests)", 8192,
     ),
 )
 
 PROVIDERS: tuple[str, ...] = ("anthropic", "scripted")
 
-_THINKING_PREFIXES = (
-    "claude-sonnet-4",
-    "claude-opus-4",
-    "claude-haiku-4",
-    "claude-3-7-sonnet",
+# Ids of no known model, judged by their family (first match wins). A newer generation
+# thinks adaptively; an unknown 4.x or 3.7 thinks on a budget with a conservative limit.
+_FAMILIES: tuple[tuple[str, ModelInfo], ...] = (
+    (
+        r"claude-(opus|sonnet|haiku|fable|mythos)-([5-9]|\d\d)",
+        ModelInfo("", "anthropic", 200_000, "", 64_000, "adaptive"),
+    ),
+    (r"claude-(opus|sonnet|haiku)-4", ModelInfo("", "anthropic", 200_000, "", 32_000, "budget")),
+    (r"claude-3-7-sonnet", ModelInfo("", "anthropic", 200_000, "", 64_000, "budget")),
 )
+_SNAPSHOT = re.compile(r"-(\d{8}|latest)$")
 
 
 def find_model(name: str) -> ModelInfo | None:
+    """The known model with this id or alias; a dated snapshot (`-20250929`) or
+    `-latest` finds its model too."""
+    stem = _SNAPSHOT.sub("", name)
     for info in KNOWN_MODELS:
-        if info.name == name:
+        if name == info.name or name in info.aliases or stem == info.name or stem in info.aliases:
             return info
+    return None
+
+
+def model_info(name: str) -> ModelInfo | None:
+    """`find_model`, else what the id's family implies (named after the id), else None."""
+    info = find_model(name)
+    if info is not None:
+        return info
+    for pattern, template in _FAMILIES:
+        if re.match(pattern, name):
+            return msgspec.structs.replace(template, name=name)
     return None
 
 
 def model_supports_thinking(name: str) -> bool:
     """Known models say so; an unknown Claude id is judged by its family."""
-    info = find_model(name)
-    if info is not None:
-        return info.supports_thinking
-    return name.startswith(_THINKING_PREFIXES)
+    info = model_info(name)
+    return info is not None and info.supports_thinking
 
 
 def missing_key_message() -> str:
@@ -122,7 +195,8 @@ def missing_key_message() -> str:
     )
 
 
-def _provider_name(config: Config) -> str:
+def provider_name(config: Config) -> str:
+    """The provider a configuration selects (the model "scripted" selects "scripted")."""
     if config.model == "scripted":
         return "scripted"
     return config.provider or "anthropic"
@@ -135,7 +209,7 @@ def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provide
     be built (no API key, unknown provider, missing or malformed script file).
     Does not import the Anthropic SDK and does not touch the network.
     """
-    name = _provider_name(config)
+    name = provider_name(config)
     if name == "anthropic":
         from coder_ls.llm.anthropic_provider import AnthropicProvider
 

@@ -13,6 +13,7 @@ from coder_ls.llm.anthropic_provider import AnthropicProvider
 from coder_ls.llm.base import (
     ProviderError,
     ProviderRequest,
+    Restart,
     Retrying,
     Stop,
     StreamItem,
@@ -43,6 +44,7 @@ def make_request(**overrides: Any) -> ProviderRequest:
         "messages": [Message("user", [TextBlock("hi")])],
         "tools": TOOLS,
         "max_tokens": 4096,
+        "thinking": "off",
     }
     fields.update(overrides)
     return ProviderRequest(**fields)
@@ -116,7 +118,7 @@ async def test_invalid_tool_json_is_reported(fake_anthropic: FakeAnthropicServer
 
 async def test_thinking_streamed_with_signature(fake_anthropic: FakeAnthropicServer) -> None:
     fake_anthropic.push(reply("Answer.", thinking=["Let me ", "think."], signature="sig-123"))
-    items = await collect(make_provider(fake_anthropic), make_request(thinking_budget=2000))
+    items = await collect(make_provider(fake_anthropic), make_request(thinking_budget=2000, thinking="enabled"))
     assert [i.text for i in items if isinstance(i, ThinkingDelta)] == ["Let me ", "think."]
     assert ThinkingDone(thinking="Let me think.", signature="sig-123") in items
     # thinking comes before the text, as the API streams it
@@ -129,7 +131,8 @@ async def test_thinking_streamed_with_signature(fake_anthropic: FakeAnthropicSer
 
 async def test_thinking_budget_raises_max_tokens(fake_anthropic: FakeAnthropicServer) -> None:
     fake_anthropic.push(reply("ok"))
-    await collect(make_provider(fake_anthropic), make_request(thinking_budget=8000, max_tokens=1000))
+    request = make_request(thinking_budget=8000, max_tokens=1000, thinking="enabled")
+    await collect(make_provider(fake_anthropic), request)
     body = fake_anthropic.message_requests[0].body
     assert body["thinking"]["budget_tokens"] == 8000
     assert body["max_tokens"] > 8000
@@ -184,6 +187,7 @@ async def test_cache_breakpoints_and_history_conversion(fake_anthropic: FakeAnth
                 ThinkingBlock("unsigned: dropped", ""),
                 TextBlock("Reading."),
                 ToolUseBlock("toolu_1", "read", {"path": "a.py"}),
+                ToolUseBlock("toolu_2", "bash", {"command": "false"}),
             ],
         ),
         Message(
@@ -192,7 +196,8 @@ async def test_cache_breakpoints_and_history_conversion(fake_anthropic: FakeAnth
         ),
     ]
     fake_anthropic.push(reply("done"))
-    await collect(make_provider(fake_anthropic), make_request(messages=history, thinking_budget=1024))
+    request = make_request(messages=history, thinking_budget=1024, thinking="enabled")
+    await collect(make_provider(fake_anthropic), request)
     body = fake_anthropic.message_requests[0].body
     ephemeral = {"type": "ephemeral"}
     assert body["tools"][-1]["cache_control"] == ephemeral
@@ -204,7 +209,7 @@ async def test_cache_breakpoints_and_history_conversion(fake_anthropic: FakeAnth
     assert count_cache_controls(body) == 3  # at most 4 allowed
     assistant = body["messages"][1]["content"]
     assert assistant[0] == {"type": "thinking", "thinking": "I should read it.", "signature": "sig-abc"}
-    assert [b["type"] for b in assistant] == ["thinking", "text", "tool_use"]
+    assert [b["type"] for b in assistant] == ["thinking", "text", "tool_use", "tool_use"]
     assert assistant[2] == {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.py"}}
     assert last[1]["is_error"] is True and last[0]["tool_use_id"] == "toolu_1"
 
@@ -216,7 +221,8 @@ async def test_429_retry_after_honoured(fake_anthropic: FakeAnthropicServer) -> 
     retrying = [i for i in items if isinstance(i, Retrying)]
     assert len(retrying) == 1
     assert retrying[0].attempt == 1 and retrying[0].delay_seconds == pytest.approx(0.3)
-    assert "429" in retrying[0].reason and not retrying[0].discard
+    assert "429" in retrying[0].reason
+    assert not [i for i in items if isinstance(i, Restart)]  # nothing had been streamed
     first, second = fake_anthropic.message_requests
     assert 0.28 <= second.time - first.time < 0.9
     assert text_of(items) == "after the wait"
@@ -278,7 +284,9 @@ async def test_dropped_connection_mid_stream_is_retried(fake_anthropic: FakeAnth
     fake_anthropic.push(drop(after_events=4), reply("complete answer"))
     items = await collect(make_provider(fake_anthropic))
     (retrying,) = [i for i in items if isinstance(i, Retrying)]
-    assert retrying.discard  # partial text had been streamed before the drop
+    (restart,) = [i for i in items if isinstance(i, Restart)]  # partial text had been streamed
+    assert items.index(restart) < items.index(retrying)
+    assert text_of(items[: items.index(restart)]) != ""
     after = items[items.index(retrying) + 1 :]
     assert text_of(after) == "complete answer"
     assert fake_anthropic.outcomes == ["dropped", "completed"]

@@ -1,0 +1,196 @@
+"""The first turn of a session, with the provider warm-up on and off, side by side.
+
+Each run: a fresh server (`ANTHROPIC_API_KEY=x`, `ANTHROPIC_BASE_URL` at the fake
+endpoint of tests/fakes on 127.0.0.1, preset `yolo`), `initialize` + `initialized`,
+`coder.shell {command: "true"}` sent while the warm-up would be importing the SDK
+(`warmup.DELAY` + 0.3 s after `initialized`), then idle until 3 s after `initialized`,
+the RSS read, then `coder.input` — timed until the fake server has the first
+`/v1/messages` request. Runs alternate warm (default) and cold (`CODER_WARMUP=0`, the
+behaviour before the warm-up existed).
+
+The warm runs then do one more turn (a `read` of a 20-line file) to size the tool
+output and the fixed prompt as the model receives them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from common import REPO, SMALL_REPO, LspClient, Result, init_git, median, rss_mb, server_env, temp_root
+
+sys.path.insert(0, str(REPO / "tests" / "fakes"))
+from anthropic_server import FakeAnthropicServer, reply
+
+CODER_CMD = [sys.executable, "-m", "coder_ls"]
+IDLE = 3.0  # seconds between `initialized` and the first turn
+SHELL_AT = 0.8  # seconds after `initialized`: the SDK import is under way (warm-up starts at 0.5 s)
+
+_ids = itertools.count(1)
+TWENTY_LINES = "".join(f"line {i}: the quick brown fox jumps over\n" for i in range(1, 21))
+
+
+def _workspace(tmp: Path) -> Path:
+    files = dict(SMALL_REPO)
+    files["twenty.txt"] = TWENTY_LINES
+    root = init_git(tmp / f"ws{next(_ids)}", files)
+    (root / ".coder").mkdir(exist_ok=True)
+    (root / ".coder" / "config.json").write_text(json.dumps({"permissions": "yolo"}))
+    return root
+
+
+async def _turn(client: LspClient, text: str) -> dict[str, Any]:
+    r: dict[str, Any] = await client.execute(
+        "coder.input", {"text": text}, token=f"turn-{next(_ids)}", timeout=120
+    )
+    if r["status"] != "completed":
+        raise RuntimeError(f"agent turn {r['status']}: {r.get('error')}")
+    return r
+
+
+async def _wait_request(fake: FakeAnthropicServer, n: int, timeout: float = 60) -> float:
+    deadline = time.monotonic() + timeout
+    while len(fake.message_requests) < n:
+        if time.monotonic() > deadline:
+            raise RuntimeError("no model request arrived")
+        await asyncio.sleep(0.001)
+    return fake.message_requests[n - 1].time
+
+
+async def _one_run(tmp: Path, fake: FakeAnthropicServer, warm: bool) -> dict[str, Any]:
+    root = _workspace(tmp)
+    env = {"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": fake.url}
+    if not warm:
+        env["CODER_WARMUP"] = "0"
+    client = await LspClient.spawn(CODER_CMD, cwd=root, env=server_env(root, env))
+    out: dict[str, Any] = {}
+    try:
+        await client.initialize(root)
+        t_init = time.monotonic()
+        await asyncio.sleep(SHELL_AT)
+        t = time.monotonic()
+        r = await client.execute("coder.shell", {"command": "true"}, token=f"sh-{next(_ids)}")
+        out["shell_ms"] = (time.monotonic() - t) * 1000
+        if r["status"] != "completed":
+            raise RuntimeError(f"!true: {r['status']}")
+        await asyncio.sleep(max(0.0, IDLE - (time.monotonic() - t_init)))
+        out["rss_mb"] = rss_mb(client.pid)
+        before = len(fake.message_requests)
+        fake.push(reply("Hello."))
+        t = time.monotonic()
+        turn = asyncio.ensure_future(_turn(client, "Say hello."))
+        arrived = await _wait_request(fake, before + 1)
+        out["first_ms"] = (arrived - t) * 1000
+        await turn
+        out["first_body"] = fake.message_requests[before].body
+        if warm:
+            call = {"id": f"toolu_{next(_ids):05d}", "name": "read", "input": {"path": "twenty.txt"}}
+            fake.push(reply("", toolCalls=[call]), reply("Read it."))
+            await _turn(client, "Read twenty.txt.")
+            body = fake.message_requests[-1].body
+            results = [
+                b
+                for m in body["messages"]
+                for b in (m["content"] if isinstance(m["content"], list) else [])
+                if b.get("type") == "tool_result"
+            ]
+            content = results[-1]["content"]
+            out["read_chars"] = len(content if isinstance(content, str) else json.dumps(content))
+    finally:
+        await client.close()
+    return out
+
+
+def _fixed_prompt_chars(body: dict[str, Any]) -> int:
+    return len(json.dumps(body.get("system"))) + len(json.dumps(body.get("tools")))
+
+
+async def bench_first_turn(quick: bool) -> list[Result]:
+    pairs = 1 if quick else 4
+    runs: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+    fake = FakeAnthropicServer().start()
+    try:
+        with temp_root() as tmp:
+            for i in range(pairs):
+                for warm in (True, False) if i % 2 == 0 else (False, True):
+                    runs[warm].append(await _one_run(tmp, fake, warm))
+    finally:
+        fake.stop()
+    warm_first = [r["first_ms"] for r in runs[True]]
+    cold_first = [r["first_ms"] for r in runs[False]]
+    warm_rss = [r["rss_mb"] for r in runs[True] if r["rss_mb"] is not None]
+    cold_rss = [r["rss_mb"] for r in runs[False] if r["rss_mb"] is not None]
+    warm_sh = [r["shell_ms"] for r in runs[True]]
+    cold_sh = [r["shell_ms"] for r in runs[False]]
+    body = runs[True][0]["first_body"]
+    fixed = _fixed_prompt_chars(body)
+    read_chars = [r["read_chars"] for r in runs[True]]
+    shape = {k: body.get(k) for k in ("model", "max_tokens", "thinking", "output_config")}
+    return [
+        Result(
+            "first_turn",
+            f"coder.input -> first model request, {IDLE:.0f} s after initialized (warm-up on)",
+            median(warm_first),
+            500.0,
+            samples=warm_first,
+            baseline=cold_first,
+            notes=[
+                f"warm-up off (CODER_WARMUP=0, the old behaviour): median {median(cold_first):.0f} ms",
+                f"first request: {json.dumps(shape)}",
+            ],
+        ),
+        Result(
+            "first_turn_idle_rss",
+            f"RSS {IDLE:.0f} s after initialized, before the first turn, warm-up off",
+            median(cold_rss) if cold_rss else None,
+            60.0,
+            unit="MB",
+            samples=cold_rss,
+            notes=[f"warm-up on (SDK imported, client built): median {median(warm_rss):.1f} MB"]
+            if warm_rss
+            else [],
+        ),
+        Result(
+            "first_turn_shell",
+            f"!true {SHELL_AT} s after initialized, while the warm-up imports the SDK",
+            median(warm_sh),
+            None,
+            samples=warm_sh,
+            baseline=cold_sh,
+            notes=[f"warm-up off: median {median(cold_sh):.1f} ms (the first !cmd of a server)"],
+        ),
+        Result(
+            "read_20_lines",
+            "characters of a `read` tool result for a 20-line file",
+            median(read_chars),
+            None,
+            unit="chars",
+            samples=read_chars,
+        ),
+        Result(
+            "fixed_prompt_chars",
+            "system + tools of the first request (JSON characters; tokens ~ /4)",
+            float(fixed),
+            None,
+            unit="chars",
+            notes=[f"~{fixed / 4:.0f} tokens"],
+        ),
+    ]
+
+
+BENCHMARKS = {"first_turn": bench_first_turn}
+
+
+if __name__ == "__main__":
+    quick = "--quick" in sys.argv
+    for row in asyncio.run(bench_first_turn(quick)):
+        print(f"{row.name:22} {row.value!s:>10} {row.unit:5} goal {row.goal} {row.verdict()}")
+        if row.baseline:
+            print(f"{'':22} baseline median {median(row.baseline):.1f}")
+        for note in row.notes:
+            print(f"{'':22} {note}")

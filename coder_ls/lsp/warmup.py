@@ -1,0 +1,84 @@
+"""Warm the model provider while the server is idle, so the first turn does not wait.
+
+`import anthropic` and building its client take 1–3 s on a small machine: paid on the
+first `coder.input`, that is the slowest moment of a session. `initialize` must not pay
+it either (section 1 of the contract). So once the server is initialized and its engine
+built, `start` schedules a task that waits a moment (`DELAY`, so the client's first
+requests — `initialized` follow-ups, a first `!cmd` — are served before), then builds
+the provider a turn would use (`Agent.provider_for_config`, the same cache) and calls its
+`prepare()`: the SDK import and the client construction run in a worker thread, the
+event loop stays free. No network: nothing is sent until a turn sends it.
+
+Nothing heavy is warmed for the `scripted` provider, or when the provider cannot be
+built (no API key: the first turn says so). A turn that starts before the warm-up ends
+simply waits for the same import (the provider serialises client construction).
+
+`CODER_WARMUP=0` in the server's environment turns the warm-up off (the idle process
+then stays ~50 MB smaller until the first turn; benchmarks use it as the baseline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from coder_ls.engine.executor import Engine
+
+__all__ = ["DELAY", "start", "stop", "warm"]
+
+log = logging.getLogger(__name__)
+
+DELAY = 0.5  # seconds after `initialized`
+
+
+def enabled(engine: Engine) -> bool:
+    return (engine.env.get("CODER_WARMUP") or "").strip().lower() not in ("0", "off", "false", "no")
+
+
+async def warm(engine: Engine, delay: float = DELAY) -> None:
+    """Build and prepare the configured provider (see the module docstring)."""
+    await asyncio.sleep(delay)
+    from coder_ls.llm.base import ProviderError
+    from coder_ls.llm.models import provider_name
+
+    if provider_name(engine.config) != "anthropic":
+        return
+    from coder_ls.agent.runner import Agent
+
+    if not isinstance(engine.agent, Agent):
+        return
+    started = time.perf_counter()
+    try:
+        provider, model = engine.agent.provider_for_config(engine.config)
+    except ProviderError as exc:
+        log.debug("warm-up skipped: %s", exc.message)
+        return
+    prepare = getattr(provider, "prepare", None)
+    if prepare is None:
+        return
+    try:
+        await prepare()
+    except Exception:  # a broken SDK install: the first turn reports it
+        log.debug("warm-up failed", exc_info=True)
+        return
+    elapsed = 1000 * (time.perf_counter() - started)
+    log.debug("warm-up: %s provider for %s ready in %.0f ms", provider.name, model, elapsed)
+
+
+def start(engine: Engine) -> asyncio.Task[None] | None:
+    """Schedule the warm-up on the running loop (None when it is turned off)."""
+    if not enabled(engine):
+        return None
+    return asyncio.get_running_loop().create_task(warm(engine))
+
+
+async def stop(task: asyncio.Task[None] | None) -> None:
+    if task is None or task.done():
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
