@@ -40,6 +40,7 @@ def resolve_caps(caps: types.ClientCapabilities) -> ClientCaps:
             edit and edit.resource_operations and types.ResourceOperationKind.Create in edit.resource_operations
         ),
         show_message_request=True,  # window/showMessageRequest is in every LSP version
+        change_annotations=bool(edit and edit.change_annotation_support is not None),
     )
 
 
@@ -72,7 +73,9 @@ class LspHost:
             type=_KINDS[kind], message=message, actions=[types.MessageActionItem(title=c) for c in choices]
         )
         try:
-            answer = await self.server.window_show_message_request_async(params)
+            # Shielded: a question given up on (timeout, cancel) leaves pygls's request
+            # pending, so a late answer resolves it quietly instead of hitting a cancelled future.
+            answer = await asyncio.shield(self.server.window_show_message_request_async(params))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # e.g. Helix has no window/showMessageRequest: a dismissed question
@@ -106,17 +109,27 @@ class LspHost:
         if not to_client:
             return EditOutcome(applied=True, written_to_disk=True)
         was_open = {ch.path: self._is_open(ch.path) for ch in to_client}
-        edit = workspace_edit(tuple(to_client), self._caps)
+        review = request.needs_confirmation and self._caps.change_annotations
+        edit = workspace_edit(tuple(to_client), self._caps, review_label=request.label if review else None)
         result = await self.server.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(edit=edit, label=request.label)
         )
         if not result.applied:
             return EditOutcome(applied=False, reason=result.failure_reason or "the editor did not apply it")
-        # Files the user did not have open: also write them, so the shell and tests see the change.
+        if review:
+            # The user may have applied only part: never write our intended text over theirs.
+            # A file the client opened to apply the edit: its buffer goes to disk (one writer).
+            for ch in to_client:
+                doc = None if was_open[ch.path] else self.open_document(Path(ch.path))
+                if doc is not None:
+                    await asyncio.to_thread(atomic_write, Path(ch.path), doc.text)
+            return EditOutcome(applied=True, written_to_disk=not any(was_open.values()))
+        # Files the user did not have open: the server is their one writer (so the shell and
+        # tests see the change); `EditApplied.on_disk` tells the client not to save its copy.
         for ch in to_client:
             if not was_open[ch.path]:
                 await asyncio.to_thread(atomic_write, Path(ch.path), ch.new_text)
-        return EditOutcome(applied=True)
+        return EditOutcome(applied=True, written_to_disk=not any(was_open.values()))
 
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
         await self.progress.begin(submission_id, title, message)

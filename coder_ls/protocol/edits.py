@@ -36,9 +36,12 @@ class FileChange(msgspec.Struct, frozen=True):
 class EditRequest(msgspec.Struct, frozen=True):
     label: str
     changes: tuple[FileChange, ...]
+    # The edit is the approval question: the editor shows it for review (a change
+    # annotation with needsConfirmation) and the user accepts or unchecks its parts.
+    needs_confirmation: bool = False
 
 
 class EditOutcome(msgspec.Struct, frozen=True):
     applied: bool
     reason: str | None = None  # why not, when the client said so
-    written_to_disk: bool = False  # no applyEdit capability: we wrote the files ourselves
+    written_to_disk: bool = False  # the server wrote every file itself (not open, or no applyEdit)
