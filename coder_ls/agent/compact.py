@@ -6,16 +6,12 @@ when the last step used most of the model's context window.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from coder_ls.agent.prompt import system_prompt
-from coder_ls.engine.submission import SubmissionState
+from coder_ls.agent.tools import ToolSpec
+from coder_ls.engine.agent_api import TurnContext
+from coder_ls.llm.base import Provider, ProviderRequest, Restart, TextDelta
 from coder_ls.protocol.events import ContextCompacted
-from coder_ls.protocol.messages import Message, TextBlock
-
-if TYPE_CHECKING:
-    from coder_ls.engine.executor import Engine
-    from coder_ls.llm.base import Provider
+from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock
 
 AUTO_COMPACT_SHARE = 0.8  # compact before a step when the last one used this much of the window
 
@@ -35,28 +31,55 @@ def summary_text(summary: str) -> str:
     return HEADER + summary.strip()
 
 
-async def summarise(engine: Engine, state: SubmissionState, provider: Provider, model: str, instructions: str) -> str:
-    """Ask the model for the summary (same system prompt and tools: the cache prefix holds)."""
-    from coder_ls.agent.turn import engine_tools, merge_roles
-    from coder_ls.llm.base import ProviderRequest, TextDelta
+def merge_roles(messages: list[Message]) -> list[Message]:
+    """The API wants alternating roles: merge neighbours of the same role."""
+    out: list[Message] = []
+    for m in messages:
+        if out and out[-1].role == m.role:
+            first, second = out[-1].content, m.content
+            # tool results must lead a user message
+            results = [b for b in [*first, *second] if isinstance(b, ToolResultBlock)]
+            rest = [b for b in [*first, *second] if not isinstance(b, ToolResultBlock)]
+            out[-1] = Message(role=m.role, content=[*results, *rest])
+        else:
+            out.append(Message(role=m.role, content=list(m.content)))
+    return out
 
-    session = state.session
+
+async def summarise(
+    ctx: TurnContext,
+    provider: Provider,
+    model: str,
+    tools: list[ToolSpec],
+    instructions: str,
+    *,
+    system: str | None = None,
+    messages: list[Message] | None = None,
+) -> str:
+    """Ask the model for the summary (same system prompt and tools: the cache prefix holds)
+    of `messages` (default: the whole context)."""
+    older = ctx.session.context if messages is None else messages
     ask = ASK + (f"\n\nAlso: {instructions.strip()}" if instructions.strip() else "")
-    messages = merge_roles([*session.context, Message(role="user", content=[TextBlock(text=ask)])])
+    messages = merge_roles([*older, Message(role="user", content=[TextBlock(text=ask)])])
     request = ProviderRequest(
         model=model,
-        system=system_prompt(engine.root),
+        system=system if system is not None else system_prompt(ctx.root),
         messages=messages,
-        tools=engine_tools(engine).specs(),
-        max_tokens=engine.config.max_output_tokens,
+        tools=tools,
+        max_tokens=ctx.config().max_output_tokens,
+        thinking_budget=ctx.config().thinking_budget or None,
+        thinking=ctx.config().thinking,
+        effort=ctx.config().effort,
     )
-    state.report("Compacting the conversation")
+    ctx.report("Compacting the conversation")
     parts: list[str] = []
     stream = provider.stream(request)
     try:
         async for item in stream:
             if isinstance(item, TextDelta):
                 parts.append(item.text)
+            elif isinstance(item, Restart):  # the stream was retried: its partial text is void
+                parts.clear()
     finally:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
@@ -64,11 +87,28 @@ async def summarise(engine: Engine, state: SubmissionState, provider: Provider, 
     return "".join(parts).strip()
 
 
-def apply_summary(state: SubmissionState, summary: str) -> int:
-    """Replace the session's context with the summary; returns how many messages it replaced."""
-    session = state.session
-    before = len(session.context)
+def split_exchanges(messages: list[Message], keep_last: int) -> tuple[list[Message], list[Message]]:
+    """(the older messages, the last `keep_last` exchanges). An exchange is a user message
+    (not one of tool results) and everything after it up to the next one."""
+    if keep_last <= 0:
+        return list(messages), []
+    starts = [
+        n
+        for n, m in enumerate(messages)
+        if m.role == "user" and not any(isinstance(b, ToolResultBlock) for b in m.content)
+    ]
+    if len(starts) <= keep_last:
+        return [], list(messages)
+    cut = starts[-keep_last]
+    return list(messages[:cut]), list(messages[cut:])
+
+
+def apply_summary(ctx: TurnContext, summary: str, kept: list[Message] | None = None) -> int:
+    """Replace the session's context with the summary (then `kept`, verbatim); returns how
+    many messages the summary replaced."""
+    session = ctx.session
+    before = len(session.context) - len(kept or [])
     text = summary_text(summary)
-    session.compact(text)
-    state.emit(ContextCompacted(summary=text, messages_before=before))
+    session.compact(text, kept)
+    ctx.emit(ContextCompacted(summary=text, messages_before=before))
     return before

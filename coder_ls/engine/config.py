@@ -6,9 +6,11 @@ Precedence (later wins): defaults < user file < workspace `.coder/config.json` <
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -75,13 +77,61 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+class UnreadableFile(Exception):
+    """A file that exists but cannot be used (the message says why)."""
+
+
+def read_regular_file(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> bytes | None:
+    """The bytes of a file from the workspace or the user's configuration, None when it does
+    not exist. Only a regular file
+    is read (a FIFO, a device or a directory would block or never end: the workspace is
+    hostile input), opened without blocking and capped in size."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            return None
+        raise UnreadableFile(f"cannot read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile("not a regular file: ignored")
+        if info.st_size > max_bytes:
+            raise UnreadableFile(f"too large ({info.st_size} bytes, at most {max_bytes}): ignored")
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise UnreadableFile(f"too large (more than {max_bytes} bytes): ignored")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UnreadableFile(f"cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
 def read_json_file(path: Path, source: str, problems: list[ConfigProblem]) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        data = read_regular_file(path)
+    except UnreadableFile as exc:
+        problems.append(ConfigProblem(source, "", str(exc)))
         return {}
-    except OSError as exc:
-        problems.append(ConfigProblem(source, "", f"cannot read: {exc.strerror}"))
+    if data is None:
+        return {}
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(ConfigProblem(source, "", f"not valid UTF-8 (byte {exc.start}): ignored"))
         return {}
     if not text.strip():
         return {}
@@ -237,7 +287,7 @@ class ConfigStore:
         problems: list[ConfigProblem] = []
         current = read_json_file(path, str(path), problems)
         if problems:
-            raise ValueError(f"{path} is not valid JSON; fix it first ({problems[0].message})")
+            raise ValueError(f"{path} cannot be used; fix it first ({problems[0].message})")
         mutate(current)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".config.json.{os.getpid()}.tmp")

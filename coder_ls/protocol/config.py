@@ -11,6 +11,8 @@ PositiveInt = Annotated[int, msgspec.Meta(gt=0)]
 NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
 
 Preset = Literal["strict", "balanced", "auto-edit", "yolo"]
+ThinkingMode = Literal["auto", "adaptive", "enabled", "off"]
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
 PRESETS: tuple[str, ...] = ("strict", "balanced", "auto-edit", "yolo")
 
 
@@ -34,6 +36,32 @@ class WorkflowConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True)
     max_verify_attempts: NonNegativeInt = 2
 
 
+class ApprovalsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    # An approval question left unanswered this long is denied as if dismissed.
+    timeout_seconds: PositiveFloat = 300.0
+
+
+SandboxMode = Literal["workspace-write", "read-only", "off"]
+
+
+class SandboxConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """The OS sandbox of the agent's shell (bash tool, auto-verify); `!cmd` is never sandboxed."""
+
+    mode: SandboxMode = "workspace-write"
+    network: bool = False
+    writable_roots: list[str] = msgspec.field(default_factory=list)  # absolute, or relative to the workspace
+
+
+class SecretsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """Environment variables removed from every child process and redacted from logs."""
+
+    env_names: list[str] = msgspec.field(default_factory=list)
+
+
+class InstructionsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    max_bytes: PositiveInt = 40_000  # the project instruction files together, in the system prompt
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "claude-sonnet-4-5"
     provider: str = "anthropic"
@@ -42,9 +70,16 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     max_steps: PositiveInt = 50
     shell: ShellConfig = msgspec.field(default_factory=ShellConfig)
     workflow: WorkflowConfig = msgspec.field(default_factory=WorkflowConfig)
+    instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
     rules: list[Rule] = msgspec.field(default_factory=list)
+    approvals: ApprovalsConfig = msgspec.field(default_factory=ApprovalsConfig)
+    sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)
+    secrets: SecretsConfig = msgspec.field(default_factory=SecretsConfig)
     scripted_file: str | None = None  # provider "scripted": the file of turns to replay
     allow_outside_workspace: bool = False
     context_limit_tokens: PositiveInt = 200_000
-    max_output_tokens: PositiveInt = 8192
-    thinking_budget: NonNegativeInt = 0  # tokens of extended thinking per step; 0 = off
+    # Model requests (fitted to the model, see coder_ls/llm/request_plan.py):
+    max_output_tokens: PositiveInt | None = None  # None: the model's output limit, capped at 32,000
+    thinking: ThinkingMode = "auto"  # auto | adaptive | enabled (a token budget) | off
+    thinking_budget: NonNegativeInt = 0  # budget of "enabled" thinking per step; 0 = the default (8,192)
+    effort: Effort | None = None  # output_config.effort where the model takes it; None = its default

@@ -37,6 +37,8 @@ async def test_workspace_and_user_commands_are_listed_and_run(tmp_path):
             "argumentHint": "[focus]",
             "kind": "prompt",
             "source": "workspace",
+            "path": str(root / ".coder" / "commands" / "review.md"),
+            "userInvocable": True,
         }
         assert by_name["standup"]["source"] == "user"
         assert by_name["help"]["source"] == "builtin"

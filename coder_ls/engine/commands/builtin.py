@@ -5,6 +5,7 @@ from __future__ import annotations
 from coder_ls.engine import gitops
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.names import BUILTIN_NAMES
+from coder_ls.engine.commands.prompts import prompt_commands
 from coder_ls.engine.commands.registry import Command, Registry
 from coder_ls.protocol.actions import (
     ChangeModel,
@@ -13,6 +14,7 @@ from coder_ls.protocol.actions import (
     Compact,
     ResetSession,
     ResumeSession,
+    SideQuestion,
     UndoLast,
 )
 from coder_ls.protocol.config import PRESETS
@@ -149,8 +151,32 @@ async def cmd_diff(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(reply=text, data=DiffData(stat=result.stat, diff=result.diff, files=result.files))
 
 
+def _keep_last(args: str) -> tuple[int, str] | str:
+    """`--keep-last N [instructions]` (or `--keep-last=N`): (N, instructions), or an error."""
+    head, _, rest = args.strip().partition(" ")
+    if head.startswith("--keep-last="):
+        value, rest = head.split("=", 1)[1], rest
+    elif head == "--keep-last":
+        value, _, rest = rest.strip().partition(" ")
+    else:
+        return 0, args.strip()
+    if not value.isdigit():
+        return f"/compact --keep-last takes a number of exchanges, got {value!r}"
+    return int(value), rest.strip()
+
+
 async def cmd_compact(ctx: CommandContext, args: str) -> CommandOutcome:
-    return CommandOutcome(actions=[Compact(instructions=args.strip())])
+    parsed = _keep_last(args)
+    if isinstance(parsed, str):
+        return _usage_error(parsed)
+    keep_last, instructions = parsed
+    return CommandOutcome(actions=[Compact(instructions=instructions, keep_last=keep_last)])
+
+
+async def cmd_btw(ctx: CommandContext, args: str) -> CommandOutcome:
+    if not args.strip():
+        return _usage_error("/btw takes a question: /btw <question>")
+    return CommandOutcome(actions=[SideQuestion(question=args.strip())])
 
 
 async def cmd_undo(ctx: CommandContext, args: str) -> CommandOutcome:
@@ -174,11 +200,18 @@ def register_builtins(registry: Registry) -> None:
         ),
         Command("new", "Start a new session", "", cmd_new),
         Command("clear", "Empty the model context of this session", "", cmd_clear),
-        Command("compact", "Summarise the conversation to free context", "[what to keep]", cmd_compact),
+        Command(
+            "compact",
+            "Summarise the conversation to free context",
+            "[--keep-last N] [what to keep]",
+            cmd_compact,
+        ),
         Command("resume", "List recent sessions, or resume one", "[session id]", cmd_resume),
         Command("sessions", "List recent sessions", "", cmd_sessions),
         Command("diff", "Show git diff --stat and git diff of the workspace", "", cmd_diff),
         Command("undo", "Revert the files changed by the last submission", "[--all]", cmd_undo),
+        Command("btw", "Ask a side question without disturbing the work", "<question>", cmd_btw),
+        *prompt_commands(),
     ):
         registry.add_builtin(command)
     assert tuple(registry.builtin_names()) == BUILTIN_NAMES, "update coder_ls/engine/commands/names.py"

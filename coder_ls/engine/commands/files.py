@@ -1,7 +1,12 @@
-"""Prompt commands defined in markdown files.
+"""Prompt commands and skills defined in markdown files (contract section 10).
 
-`<root>/.coder/commands/<name>.md` (source `workspace`) and
-`$XDG_CONFIG_HOME/coder/commands/<name>.md` (source `user`). Optional front matter:
+- commands `/name`: `<root>/.coder/commands/name.md`, `<root>/.claude/commands/name.md`,
+  `~/.config/coder/commands/name.md`, `~/.claude/commands/name.md`;
+- skills `/name`: `<root>/.coder/skills/name/SKILL.md`, `<root>/.claude/skills/name/SKILL.md`,
+  `~/.config/coder/skills/name/SKILL.md`, `~/.claude/skills/name/SKILL.md`.
+
+In this order, first match wins (`~/.config` is `$XDG_CONFIG_HOME` when set). Optional
+front matter (`frontmatter.py`):
 
     ---
     description: Review the staged changes
@@ -9,99 +14,150 @@
     ---
     Review `git diff --cached`. Focus on $ARGUMENTS.
 
-`/name args` becomes an agent turn with the body, `$ARGUMENTS` replaced by `args`
-(appended on a line of its own when the body does not mention it).
+`/name args` becomes an agent turn with the body expanded (`expand.py`). A file that
+cannot be used is skipped and reported as a `LoadProblem` (the caller warns once).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Literal, NamedTuple
 
 from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.registry import Command, Handler, Source
-from coder_ls.protocol.actions import CommandOutcome, RunAgent
+from coder_ls.engine.commands.expand import expand_arguments
+from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, parse
+from coder_ls.engine.commands.registry import Command, Handler
+from coder_ls.engine.config import UnreadableFile, read_regular_file
+from coder_ls.protocol.actions import CommandOutcome, RunPromptCommand
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+MAX_COMMAND_FILE = 256 * 1024
+SKILL_FILE = "SKILL.md"
 
 
-def command_dirs(root: Path, env: Mapping[str, str]) -> list[tuple[Path, Source]]:
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
-    return [(root / ".coder" / "commands", "workspace"), (Path(base) / "coder" / "commands", "user")]
+class SourceDir(NamedTuple):
+    path: Path
+    source: Literal["workspace", "user"]
+    skill: bool  # folders of `<name>/SKILL.md` (else `<name>.md` files)
 
 
-def parse_command_file(text: str) -> tuple[dict[str, str], str]:
-    meta: dict[str, str] = {}
-    if text.startswith("---\n"):
-        end = text.find("\n---", 4)
-        if end != -1:
-            for line in text[4:end].splitlines():
-                key, sep, value = line.partition(":")
-                if sep:
-                    meta[key.strip().lower()] = value.strip().strip("\"'")
-            text = text[end + 4 :].lstrip("\n")
-    return meta, text.strip()
+class LoadProblem(NamedTuple):
+    path: Path
+    message: str
+
+    def describe(self) -> str:
+        return f"Command file {self.path} was skipped: {self.message}"
 
 
-def expand(body: str, args: str) -> str:
-    if "$ARGUMENTS" in body:
-        return body.replace("$ARGUMENTS", args)
-    return f"{body}\n\n{args}" if args else body
+def source_dirs(root: Path, env: Mapping[str, str]) -> list[SourceDir]:
+    home = Path(env.get("HOME", os.path.expanduser("~")))
+    config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    return [
+        SourceDir(root / ".coder" / "commands", "workspace", False),
+        SourceDir(root / ".claude" / "commands", "workspace", False),
+        SourceDir(config / "coder" / "commands", "user", False),
+        SourceDir(home / ".claude" / "commands", "user", False),
+        SourceDir(root / ".coder" / "skills", "workspace", True),
+        SourceDir(root / ".claude" / "skills", "workspace", True),
+        SourceDir(config / "coder" / "skills", "user", True),
+        SourceDir(home / ".claude" / "skills", "user", True),
+    ]
 
 
-def _handler(body: str) -> Handler:
+def _handler(name: str, meta: CommandMeta, body: str, skill_dir: Path | None) -> Handler:
     async def run(ctx: CommandContext, args: str) -> CommandOutcome:
-        return CommandOutcome(actions=[RunAgent(prompt=expand(body, args.strip()))])
+        if not meta.user_invocable:
+            return CommandOutcome(
+                error=f"/{name} is a skill for the agent only (user-invocable: false).",
+                error_code="not_user_invocable",
+            )
+        expanded = expand_arguments(body, args.strip(), skill_dir)
+        action = RunPromptCommand(prompt=expanded.text, commands=expanded.commands, model=meta.model or None)
+        return CommandOutcome(actions=[action])
 
     return run
 
 
-def load_prompt_commands(dirs: list[tuple[Path, Source]]) -> list[Command]:
-    """Workspace commands win over user commands of the same name."""
+def _candidates(d: SourceDir) -> list[tuple[str, Path]]:
+    """(default name, file) of one source folder, sorted."""
+    try:
+        entries = sorted(os.scandir(d.path), key=lambda e: e.name)
+    except OSError:
+        return []
+    if d.skill:
+        skills = [(e.name, Path(e.path) / SKILL_FILE) for e in entries if e.is_dir()]
+        return [(name, path) for name, path in skills if os.path.lexists(path)]
+    return [(e.name[:-3], Path(e.path)) for e in entries if e.name.endswith(".md")]
+
+
+def _read(path: Path) -> str:
+    try:
+        data = read_regular_file(path, MAX_COMMAND_FILE)
+    except UnreadableFile as exc:
+        raise FrontMatterError(str(exc)) from None
+    except OSError as exc:
+        raise FrontMatterError(f"cannot read: {exc.strerror}") from None
+    return (data or b"").decode("utf-8", errors="replace")
+
+
+def load_commands(dirs: list[SourceDir], reserved: Collection[str]) -> tuple[list[Command], list[LoadProblem]]:
+    """The file-defined commands (first match wins) and the files that were skipped.
+    `reserved`: the built-in local commands' names, which a file cannot take."""
     found: dict[str, Command] = {}
-    for directory, source in dirs:
-        try:
-            files = sorted(directory.glob("*.md"))
-        except OSError:
-            continue
-        for path in files:
-            name = path.stem
-            if not _NAME.match(name) or name in found:
-                continue
+    problems: list[LoadProblem] = []
+    for d in dirs:
+        for default_name, path in _candidates(d):
             try:
-                meta, body = parse_command_file(path.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
+                meta, body = parse(_read(path))
+            except FrontMatterError as exc:
+                problems.append(LoadProblem(path, str(exc)))
                 continue
-            if not body:
+            name = (meta.name if d.skill and meta.name else default_name).strip()
+            if not _NAME.match(name):
+                problems.append(LoadProblem(path, f"{name!r} is not a valid command name"))
                 continue
-            description = meta.get("description") or body.splitlines()[0][:80]
+            if name in reserved:
+                problems.append(LoadProblem(path, f"/{name} is a built-in command and cannot be replaced"))
+                continue
+            if name in found or not body:
+                continue
+            skill_dir = path.parent if d.skill else None
             found[name] = Command(
                 name=name,
-                description=description,
-                argument_hint=meta.get("argument-hint", ""),
-                handler=_handler(body),
-                kind="prompt",
-                source=source,
+                description=meta.description or body.splitlines()[0][:80],
+                argument_hint=meta.argument_hint,
+                handler=_handler(name, meta, body, skill_dir),
+                kind="agent" if meta.context == "fork" else "prompt",
+                source="skill" if d.skill else d.source,
                 path=path,
+                meta=meta,
+                body=body,
+                skill_dir=skill_dir,
             )
-    return list(found.values())
+    return list(found.values()), problems
 
 
-def signature(dirs: list[tuple[Path, Source]]) -> tuple[tuple[str, int, int], ...]:
-    """Cheap fingerprint of the command files (name, size, mtime) to notice changes."""
+def signature(dirs: list[SourceDir]) -> tuple[tuple[str, int, int], ...]:
+    """Cheap fingerprint of the command and skill files (path, size, mtime) to notice changes."""
     out: list[tuple[str, int, int]] = []
-    for directory, _ in dirs:
+    for d in dirs:
         try:
-            entries = list(os.scandir(directory))
+            entries = list(os.scandir(d.path))
         except OSError:
             continue
         for entry in entries:
-            if entry.name.endswith(".md"):
-                try:
-                    st = entry.stat()
-                except OSError:
-                    continue
-                out.append((entry.path, st.st_size, st.st_mtime_ns))
+            if d.skill:
+                target = os.path.join(entry.path, SKILL_FILE)
+            elif entry.name.endswith(".md"):
+                target = entry.path
+            else:
+                continue
+            try:
+                st = os.stat(target)
+            except OSError:
+                continue
+            out.append((target, st.st_size, st.st_mtime_ns))
     return tuple(sorted(out))

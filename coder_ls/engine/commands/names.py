@@ -12,4 +12,6 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "sessions",
     "diff",
     "undo",
+    "btw",
+    "init",
 )

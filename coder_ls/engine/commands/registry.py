@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from coder_ls.engine.commands.frontmatter import CommandMeta
 from coder_ls.protocol.actions import CommandOutcome
 from coder_ls.protocol.results import CommandInfo
 
@@ -28,14 +29,22 @@ class Command(msgspec.Struct, frozen=True):
     kind: Kind = "local"
     source: Source = "builtin"
     path: Path | None = None  # where a prompt command was defined
+    meta: CommandMeta | None = None  # a file's front matter
+    body: str = ""  # a file's text after the front matter
+    skill_dir: Path | None = None  # a skill's folder
 
     def info(self) -> CommandInfo:
+        meta = self.meta
+        model_invocable = not meta.disable_model_invocation if meta is not None and self.source == "skill" else None
         return CommandInfo(
             name=self.name,
             description=self.description,
             argument_hint=self.argument_hint,
             kind=self.kind,
             source=self.source,
+            path=str(self.path) if self.path is not None else None,
+            user_invocable=meta.user_invocable if meta is not None else None,
+            model_invocable=model_invocable,
         )
 
 
@@ -47,22 +56,28 @@ class Registry:
     def add_builtin(self, command: Command) -> None:
         self._builtin[command.name] = command
 
+    def local_names(self) -> set[str]:
+        """The built-in local commands: a file cannot replace them (a built-in prompt command it can)."""
+        return {n for n, c in self._builtin.items() if c.kind == "local"}
+
     def set_extra(self, commands: list[Command]) -> bool:
-        """Replace the file-defined commands; True when the catalog changed."""
-        new = {c.name: c for c in commands if c.name not in self._builtin}
-        before = {n: (c.description, c.argument_hint, c.source) for n, c in self._extra.items()}
-        after = {n: (c.description, c.argument_hint, c.source) for n, c in new.items()}
+        """Replace the file-defined commands; True when any changed (its entry or its text)."""
+        local = self.local_names()
+        new = {c.name: c for c in commands if c.name not in local}
+        before = [(c.info(), c.meta, c.body) for c in self._extra.values()]
         self._extra = new
-        return before != after
+        return before != [(c.info(), c.meta, c.body) for c in new.values()]
 
     def get(self, name: str) -> Command | None:
-        return self._builtin.get(name) or self._extra.get(name)
+        return self._extra.get(name) or self._builtin.get(name)
 
     def names(self) -> list[str]:
-        return [*self._builtin, *self._extra]
+        return [*self._builtin, *(n for n in self._extra if n not in self._builtin)]
 
     def builtin_names(self) -> list[str]:
         return list(self._builtin)
 
     def catalog(self) -> list[CommandInfo]:
-        return [c.info() for c in [*self._builtin.values(), *self._extra.values()]]
+        commands = [self._extra.get(n, c) for n, c in self._builtin.items()]
+        commands += [c for n, c in self._extra.items() if n not in self._builtin]
+        return [c.info() for c in commands]

@@ -1,0 +1,118 @@
+"""Front matter of command and skill files: YAML between `---` lines.
+
+Parsed with PyYAML's safe loader (a real YAML parser: lists, quoting, block scalars),
+after dropping a byte-order mark and turning CRLF into LF. Unknown keys are ignored;
+a known key of the wrong type, or YAML that does not parse, is a `FrontMatterError`
+whose message says what is wrong (the caller names the file).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import msgspec
+
+# `argument-hint: [file] [focus]` is the usual way to write a hint, and is not YAML (a flow
+# list, then more): a value that starts with `[` is taken as the text it reads as.
+_HINT_LINE = re.compile(r"^(argument-hint[ \t]*:[ \t]*)(\[.*?)[ \t]*$", re.MULTILINE | re.IGNORECASE)
+
+
+class FrontMatterError(Exception):
+    pass
+
+
+class CommandMeta(msgspec.Struct, frozen=True):
+    """What a command or skill file says about itself (keys as in the contract, section 10).
+    Some are kept for features wired later (allowed-tools, context, agent)."""
+
+    name: str = ""
+    description: str = ""
+    argument_hint: str = ""
+    when_to_use: str = ""
+    allowed_tools: tuple[str, ...] = ()
+    model: str = ""
+    context: str = ""
+    agent: str = ""
+    disable_model_invocation: bool = False
+    user_invocable: bool = True
+
+
+_TEXT_KEYS = {
+    "name": "name",
+    "description": "description",
+    "argument-hint": "argument_hint",
+    "when_to_use": "when_to_use",
+    "model": "model",
+    "context": "context",
+    "agent": "agent",
+}
+_BOOL_KEYS = {"disable-model-invocation": "disable_model_invocation", "user-invocable": "user_invocable"}
+
+
+def split(text: str) -> tuple[str | None, str]:
+    """(the YAML text or None, the body), after BOM and CRLF normalisation."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if not text.startswith("---\n") and text.rstrip() != "---":
+        return None, text.strip()
+    lines = text.split("\n")
+    for n in range(1, len(lines)):
+        if lines[n].rstrip() == "---":
+            return "\n".join(lines[1:n]), "\n".join(lines[n + 1 :]).strip()
+    raise FrontMatterError("the front matter has no closing '---' line")
+
+
+def _text(key: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise FrontMatterError(f"'{key}' must be text, not {type(value).__name__}")
+    return str(value).strip()
+
+
+def _tools(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(t.strip() for t in value.split(",") if t.strip())
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        return tuple(t.strip() for t in value if t.strip())
+    raise FrontMatterError("'allowed-tools' must be a list of tool names or one comma-separated string")
+
+
+def parse(text: str) -> tuple[CommandMeta, str]:
+    """(the metadata, the body) of a command or skill file."""
+    raw, body = split(text)
+    if raw is None or not raw.strip():
+        return CommandMeta(), body
+    import yaml  # only files with front matter pay for the import
+
+    raw = _HINT_LINE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), raw)
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FrontMatterError(f"the front matter is not valid YAML{where}: {problem}") from None
+    if data is None:
+        return CommandMeta(), body
+    if not isinstance(data, dict):
+        raise FrontMatterError(f"the front matter must be a mapping of keys, not {type(data).__name__}")
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if not isinstance(key, str):
+            continue
+        k = key.strip().lower()
+        if k in _TEXT_KEYS:
+            values[_TEXT_KEYS[k]] = _text(k, value)
+        elif k in _BOOL_KEYS:
+            if not isinstance(value, bool):
+                raise FrontMatterError(f"'{k}' must be true or false, not {value!r}")
+            values[_BOOL_KEYS[k]] = value
+        elif k == "allowed-tools":
+            values["allowed_tools"] = _tools(value)
+    if values.get("context") not in (None, "", "fork"):
+        raise FrontMatterError(f"'context' must be 'fork', not {values['context']!r}")
+    return CommandMeta(**values), body
