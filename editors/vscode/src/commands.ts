@@ -2,7 +2,7 @@
  * registered by vscode-languageclient from `executeCommandProvider`. */
 import * as vscode from 'vscode';
 import type { ChatViewProvider } from './chatView';
-import type { Controller } from './controller';
+import { type Controller, progressTitle } from './controller';
 import type { CommandResult } from './protocol';
 import { commandItems, modelItems, presentResult, type PickItem, sessionItems } from './results';
 
@@ -38,9 +38,9 @@ export class Commands {
     if (result.mode === 'error') void vscode.window.showErrorMessage(presentMessage(result));
   }
 
-  async send(command: string, arg: Record<string, unknown>, echo?: string): Promise<CommandResult> {
+  async send(command: string, arg: Record<string, unknown>, echo?: string, progress?: string): Promise<CommandResult> {
     void this.panel.reveal();
-    const result = await this.controller.run(command, arg, { echo });
+    const result = await this.controller.run(command, arg, { echo, progress });
     this.show(result);
     return result;
   }
@@ -80,7 +80,7 @@ export class Commands {
   private async shell(): Promise<void> {
     const command = await vscode.window.showInputBox({ prompt: 'Run in the session shell', placeHolder: 'npm test' });
     if (!command?.trim()) return;
-    await this.send('coder.shell', { command: command.trim() }, `!${command.trim()}`);
+    await this.send('coder.shell', { command: command.trim() }, `!${command.trim()}`, progressTitle(`!${command.trim()}`));
   }
 
   private async resume(): Promise<void> {

@@ -9,15 +9,23 @@ import { catalogOf } from './results';
 import { Transcript } from './transcript';
 
 export interface Transport {
-  /** `workspace/executeCommand` with one object argument; resolves to the raw result. */
-  executeCommand(command: string, arg: Record<string, unknown>): Promise<unknown>;
+  /**
+   * `workspace/executeCommand` with one object argument; resolves to the raw result.
+   * `onProgress` (optional) gets the messages of the request's work-done progress.
+   */
+  executeCommand(command: string, arg: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown>;
 }
+
+/** Shows a request while it runs (the extension: a cancellable notification). */
+export type ProgressUi = <T>(title: string, work: (sink: { report(message: string): void }) => Promise<T>) => Thenable<T>;
 
 export interface RunOptions {
   /** Show this line as the user's input in the transcript. */
   echo?: string;
   /** Do not put the result in the transcript (background look-ups). */
   silent?: boolean;
+  /** Show the request with `progressUi` under this title while it runs. */
+  progress?: string;
 }
 
 export class Controller {
@@ -25,8 +33,14 @@ export class Controller {
   catalog: CommandInfo[] = [];
   private inFlight = 0;
   private readonly listeners: Array<() => void> = [];
+  /** Set by the extension: how a long request is shown (none in tests). */
+  progressUi: ProgressUi | undefined;
 
-  constructor(private readonly transport: Transport) {}
+  private readonly subscribers = new Set<() => void>();
+
+  constructor(private readonly transport: Transport) {
+    this.transcript.onDidChange(() => this.notifySubscribers());
+  }
 
   get sessionId(): string | null {
     return this.transcript.state.sessionId;
@@ -37,9 +51,25 @@ export class Controller {
     return this.inFlight > 0;
   }
 
+  /** True while the server waits for the user's answer to an approval question. */
+  get waitingForApproval(): boolean {
+    return this.transcript.entries.some((e) => e.kind === 'approval' && e.decision === null);
+  }
+
   onDidChange(listener: () => void): void {
     this.listeners.push(listener);
     this.transcript.onDidChange(listener);
+  }
+
+  /** Like onDidChange; returns a function that unsubscribes. */
+  subscribe(listener: () => void): () => void {
+    const own = (): void => listener(); // a distinct entry even if subscribed twice
+    this.subscribers.add(own);
+    return () => void this.subscribers.delete(own);
+  }
+
+  private notifySubscribers(): void {
+    for (const l of [...this.subscribers]) l();
   }
 
   /** A `coder/event` notification. */
@@ -50,13 +80,14 @@ export class Controller {
       this.transcript.commandsStale = false;
       void this.refreshCatalog();
     }
+    this.refreshModelIfStale();
   }
 
   /** What the user typed: `/cmd`, `!shell` or a prompt, through `coder.input`. */
   submit(text: string, context?: Record<string, unknown>): Promise<CommandResult> {
     const arg: Record<string, unknown> = { text };
     if (context) arg.context = context;
-    return this.run('coder.input', arg, { echo: text });
+    return this.run('coder.input', arg, { echo: text, progress: progressTitle(text) });
   }
 
   async run(command: string, arg: Record<string, unknown> = {}, opts: RunOptions = {}): Promise<CommandResult> {
@@ -66,7 +97,10 @@ export class Controller {
     if (!opts.silent) this.bump(1);
     let result: CommandResult;
     try {
-      const raw = await this.transport.executeCommand(command, full);
+      const ui = opts.progress !== undefined ? this.progressUi : undefined;
+      const raw = ui
+        ? await ui(opts.progress ?? '', (sink) => this.transport.executeCommand(command, full, (m) => sink.report(m)))
+        : await this.transport.executeCommand(command, full);
       result = isCommandResult(raw) ? raw : rpcError(this.sessionId, `unexpected result from ${command}`);
     } catch (err) {
       result = rpcError(this.sessionId, err instanceof Error ? err.message : String(err));
@@ -75,6 +109,7 @@ export class Controller {
     }
     if (!opts.silent) this.transcript.applyResult(result);
     else if (result.sessionId && !this.sessionId) this.transcript.state.sessionId = result.sessionId;
+    this.refreshModelIfStale();
     return result;
   }
 
@@ -103,6 +138,12 @@ export class Controller {
     }
   }
 
+  private refreshModelIfStale(): void {
+    if (!this.transcript.modelStale) return;
+    this.transcript.modelStale = false;
+    void this.refreshModel().catch(() => undefined);
+  }
+
   private bump(delta: number): void {
     this.inFlight = Math.max(0, this.inFlight + delta);
     this.emit();
@@ -110,7 +151,15 @@ export class Controller {
 
   private emit(): void {
     for (const l of this.listeners) l();
+    this.notifySubscribers();
   }
+}
+
+/** The notification title of a submission: `Coder: /help`, `Coder: !npm test`, `Coder`. */
+export function progressTitle(text: string): string {
+  const first = text.trim().split('\n')[0];
+  if (!first.startsWith('/') && !first.startsWith('!')) return 'Coder';
+  return `Coder: ${first.length > 40 ? `${first.slice(0, 39)}…` : first}`;
 }
 
 function rpcError(sessionId: string | null, message: string): CommandResult {

@@ -6,6 +6,7 @@ import { Commands } from './commands';
 import { Controller } from './controller';
 import { saveEditedFile } from './documents';
 import { isCommandResult } from './protocol';
+import { withCancel } from './runProgress';
 import { StatusBar } from './statusBar';
 
 let host: ClientHost | undefined;
@@ -24,6 +25,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   controller = new Controller(host);
   const ctl = controller;
+  const hooks = {
+    interrupt: () => ctl.interrupt(),
+    waitingForApproval: () => ctl.waitingForApproval,
+    onDidChange: (listener: () => void) => ctl.subscribe(listener),
+  };
+  ctl.progressUi = (title, work) => withCancel(title, hooks, work);
+  host.hooks = hooks;
 
   const panel = new ChatViewProvider(context.extensionUri, ctl, {
     submit: (text) => commands!.submit(text),

@@ -75,12 +75,13 @@ export type KnownEvent = EventBase &
     | { type: 'userMessage'; text: string }
     | { type: 'assistantDelta'; text: string }
     | { type: 'reasoningDelta'; text: string }
+    | { type: 'assistantRestart'; reason: string }
     | { type: 'assistantMessage'; text: string }
     | { type: 'toolCallBegin'; callId: string; tool: string; input: Record<string, unknown> }
     | { type: 'toolCallEnd'; callId: string; output: string; isError?: boolean }
     | { type: 'shellOutput'; chunk: string }
     | { type: 'shellFinished'; command: string; exitCode: number | null; truncated?: boolean; timedOut?: boolean }
-    | { type: 'editApplied'; uri: string; applied: boolean; reason?: string | null }
+    | { type: 'editApplied'; uri: string; applied: boolean; reason?: string | null; onDisk?: boolean }
     | { type: 'approvalRequested'; callId: string; tool: string; summary: string }
     | { type: 'approvalResolved'; callId: string; decision: string }
     | { type: 'todoUpdated'; todos: TodoItem[] }

@@ -20,7 +20,8 @@ export function summarize(result: CommandResult): string {
   const tail = result.status === 'completed' ? '' : ` (${result.status})`;
   switch (result.mode) {
     case 'raw':
-      return `$ ${result.command ?? ''} → exit ${result.exitCode ?? '?'}${tail}`;
+      if (result.status === 'cancelled') return `$ ${result.command ?? ''} → cancelled`;
+      return `$ ${result.command ?? ''} → ${result.exitCode === null || result.exitCode === undefined ? 'no exit code' : `exit ${result.exitCode}`}${tail}`;
     case 'command':
     case 'nl':
       return `${firstLine(result.reply) || result.mode}${tail}`;

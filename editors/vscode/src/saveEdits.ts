@@ -35,12 +35,21 @@ export function appliedEditUri(event: unknown): string | undefined {
 }
 
 /**
+ * True when the server wrote the file itself (`onDisk: true`): the disk already holds
+ * the edit, and saving the copy the editor loaded would race the server's own write.
+ */
+export function editIsOnDisk(event: unknown): boolean {
+  return typeof event === 'object' && event !== null && (event as { onDisk?: unknown }).onDisk === true;
+}
+
+/**
  * The document an `editApplied {applied: true}` event asks to save: open, dirty,
- * not untitled, and only when the setting is on; else undefined.
+ * not untitled, and only when the setting is on and the server did not write the
+ * file itself (`onDisk: true`); else undefined.
  */
 export function documentToSave<D extends SaveableDocument>(event: unknown, env: SaveEnv<D>): D | undefined {
   const uri = appliedEditUri(event);
-  if (!env.enabled || uri === undefined) return undefined;
+  if (!env.enabled || uri === undefined || editIsOnDisk(event)) return undefined;
   let target: string;
   try {
     target = env.normalize(uri);
@@ -66,4 +75,40 @@ export async function saveAfterEdit(event: unknown, env: SaveEnv): Promise<boole
   }
   if (!saved) env.log?.(`coder.saveEditedFiles: could not save ${doc.uri.toString()}: ${why}`);
   return saved;
+}
+
+/**
+ * The documents to save right after a `workspace/applyEdit` was applied, BEFORE it
+ * is answered: the server takes its /undo snapshot when the turn ends, and a save
+ * that lands after that (the `editApplied` event comes later) left /undo with
+ * "Nothing to undo" and the agent's next shell command with the old file. Only the
+ * edited documents that were open before the edit: a file that was not open is
+ * written by the server itself (`onDisk`), and saving VS Code's copy would race it.
+ */
+export function documentsToSaveAfterApply<D extends SaveableDocument>(
+  editedUris: readonly string[],
+  openBefore: ReadonlySet<string>,
+  env: Pick<SaveEnv<D>, 'enabled' | 'documents'>,
+): D[] {
+  if (!env.enabled) return [];
+  const wanted = new Set(editedUris.filter((u) => openBefore.has(u)));
+  return env.documents.filter((d) => d.isDirty && !d.isUntitled && wanted.has(d.uri.toString()));
+}
+
+/**
+ * The document an `editApplied {applied: true, onDisk: true}` event leaves dirty: VS Code
+ * loaded the file (and opened it in an editor) to apply the edit, while the server wrote
+ * the same text to disk. It is reverted (re-read from disk, where the edit is) rather than
+ * saved, once its text is what the disk holds; else undefined.
+ */
+export function documentToRevert<D extends SaveableDocument>(event: unknown, env: Pick<SaveEnv<D>, 'documents' | 'normalize'>): D | undefined {
+  const uri = appliedEditUri(event);
+  if (uri === undefined || !editIsOnDisk(event)) return undefined;
+  let target: string;
+  try {
+    target = env.normalize(uri);
+  } catch {
+    return undefined;
+  }
+  return env.documents.find((d) => d.isDirty && !d.isUntitled && d.uri.toString() === target);
 }

@@ -11,5 +11,5 @@ export function serverConfig(): ServerConfig {
 }
 
 export function serverLaunch(): LaunchConfig {
-  return launchConfig((key) => coderConfig().get(key));
+  return launchConfig(coderConfig());
 }

@@ -3,8 +3,16 @@ import * as vscode from 'vscode';
 import type { Controller } from './controller';
 import { shortId } from './transcript';
 
-export function statusText(model: string | null, busy: boolean): string {
-  return `${busy ? '$(loading~spin)' : '$(hubot)'} ${model ?? 'Coder'}`;
+/**
+ * `$(hubot) <model>` when idle, the spinner while a request runs, and "Waiting
+ * for approval" while the server waits for the user's answer. The model is the
+ * one the server reported (`modelChanged`, `/model` data), with its provider
+ * when that is not Anthropic (`scripted` replays a file: no model runs).
+ */
+export function statusText(model: string | null, busy: boolean, waiting = false, provider: string | null = null): string {
+  if (waiting) return '$(question) Waiting for approval';
+  const name = model ? (provider && provider !== 'anthropic' ? `${model} (${provider})` : model) : 'Coder';
+  return `${busy ? '$(loading~spin)' : '$(hubot)'} ${name}`;
 }
 
 export class StatusBar implements vscode.Disposable {
@@ -19,9 +27,11 @@ export class StatusBar implements vscode.Disposable {
 
   update(): void {
     const { state } = this.controller.transcript;
-    this.item.text = statusText(state.model, this.controller.busy);
+    const waiting = this.controller.waitingForApproval;
+    this.item.text = statusText(state.model, this.controller.busy, waiting, state.provider);
+    const doing = waiting ? 'waiting for approval' : this.controller.busy ? 'running… (Coder: Stop to interrupt)' : 'idle';
     const lines = [
-      `Coder — ${this.controller.busy ? 'running… (Coder: Stop to interrupt)' : 'idle'}`,
+      `Coder — ${doing}`,
       `Model: ${state.model ?? '?'}${state.provider ? ` (${state.provider})` : ''}`,
       `Session: ${shortId(state.sessionId) || '—'}`,
     ];

@@ -34,6 +34,8 @@ export type Entry = Base &
         done: boolean;
         truncated: boolean;
         timedOut: boolean;
+        /** Interrupted: there is no exit code to show. */
+        cancelled?: boolean;
       }
     | { kind: 'edit'; uri: string; applied: boolean; reason: string | null }
     | { kind: 'approval'; callId: string; tool: string; summary: string; decision: string | null }
@@ -71,6 +73,8 @@ export class Transcript {
   };
   /** Set by `commandsChanged`; the owner refetches the catalog and clears it. */
   commandsStale = false;
+  /** Set when the session changed: the owner asks the server for its model again. */
+  modelStale = false;
   private nextId = 1;
   private readonly finished = new Set<string>();
   private readonly listeners: Array<() => void> = [];
@@ -125,6 +129,10 @@ export class Transcript {
         }
         break;
       }
+      case 'assistantRestart':
+        // the provider retried mid-stream: the text streamed since the step began is void
+        this.dropOpenStreams(sub);
+        break;
       case 'assistantMessage': {
         const open = this.findLast('assistant', (e) => e.submissionId === sub && !e.done);
         if (open) this.touch(open, { text: ev.text, done: true });
@@ -206,6 +214,7 @@ export class Transcript {
         const label = { new: 'New session', clear: 'Context cleared', resume: 'Resumed session' }[ev.reason] ?? 'Session changed';
         this.state.sessionId = ev.sessionId || this.state.sessionId;
         if (ev.reason !== 'clear') this.state.todos = [];
+        if (ev.reason === 'resume') this.modelStale = true; // a resumed session keeps its own model
         this.state.context = null;
         this.add({ kind: 'notice', level: 'info', text: `${label} ${shortId(ev.sessionId)}`.trim(), submissionId: sub });
         break;
@@ -225,7 +234,11 @@ export class Transcript {
       case 'turnFinished':
         this.closeStreams(sub);
         for (const e of this.entries) {
-          if (e.kind === 'tool' && e.submissionId === sub && !e.done) this.touch(e, { done: true });
+          if (e.submissionId !== sub) continue;
+          if (e.kind === 'tool' && !e.done) this.touch(e, { done: true });
+          // the question is gone with the turn (no approvalResolved came)
+          if (e.kind === 'approval' && e.decision === null) this.touch(e, { decision: ev.status });
+          if (e.kind === 'shell' && !e.done) this.touch(e, { done: true, cancelled: ev.status === 'cancelled' });
         }
         if (ev.status !== 'completed' && sub && !this.finished.has(sub)) {
           this.add({ kind: 'notice', level: ev.status === 'failed' ? 'error' : 'info', text: `Turn ${ev.status}`, submissionId: sub });
@@ -276,12 +289,14 @@ export class Transcript {
       case 'raw': {
         const shell = this.findLast('shell', (e) => e.submissionId === sub);
         const output = result.rawOutput ?? result.reply ?? '';
+        const cancelled = result.status === 'cancelled';
         if (shell) {
           this.touch(shell, {
             command: shell.command || (result.command ?? ''),
             output: shell.output || output,
             exitCode: result.exitCode ?? shell.exitCode,
             done: true,
+            cancelled,
           });
         } else {
           this.add({
@@ -292,6 +307,7 @@ export class Transcript {
             done: true,
             truncated: false,
             timedOut: false,
+            cancelled,
             submissionId: sub,
           });
         }
@@ -299,6 +315,7 @@ export class Transcript {
       }
       case 'command':
         if (result.reply) this.add({ kind: 'reply', text: result.reply, status: result.status, submissionId: sub });
+        if (data?.kind === 'session' || data?.kind === 'resumed') this.modelStale = true;
         break;
     }
     if (result.status === 'cancelled' && !(sub && this.finished.has(sub))) {
@@ -326,6 +343,14 @@ export class Transcript {
       timedOut: false,
       submissionId: sub,
     }) as EntryOf<'shell'>;
+  }
+
+  /** Removes the assistant/reasoning text still streaming for `sub` (the current step's). */
+  private dropOpenStreams(sub: string | undefined): void {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const e = this.entries[i];
+      if ((e.kind === 'assistant' || e.kind === 'reasoning') && !e.done && e.submissionId === sub) this.entries.splice(i, 1);
+    }
   }
 
   private closeStreams(sub: string | undefined, only?: 'assistant' | 'reasoning'): void {

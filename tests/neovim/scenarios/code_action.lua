@@ -7,6 +7,19 @@ local R = T.result
 
 T.run(function()
   local coder = T.setup()
+  -- what the server said it wrote itself (editApplied.onDisk), and what Neovim :wrote
+  R.on_disk = vim.empty_dict()
+  R.writes = {}
+  coder.on_event(function(ev)
+    if ev.type == 'editApplied' then
+      R.on_disk[vim.fn.fnamemodify(vim.uri_to_fname(ev.uri), ':t')] = ev.onDisk == true
+    end
+  end)
+  vim.api.nvim_create_autocmd('BufWritePost', {
+    callback = function(args)
+      table.insert(R.writes, vim.fn.fnamemodify(args.file, ':t'))
+    end,
+  })
   R.asked = {}
   vim.ui.select = function(items, opts, on_choice)
     local pick

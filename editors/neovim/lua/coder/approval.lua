@@ -57,10 +57,17 @@ function M.handler(_, params, ctx)
   local answered, answer = false, vim.NIL
   local co = can_yield()
   local yielded = false
-  M.pending = { message = params.message, client_id = ctx and ctx.client_id }
+  local on_choice
+  M.pending = {
+    message = params.message,
+    client_id = ctx and ctx.client_id,
+    dismiss = function()
+      on_choice(nil)
+    end,
+  }
   changed()
 
-  local function on_choice(choice)
+  on_choice = function(choice)
     if answered then
       return
     end
@@ -108,6 +115,15 @@ function M.handler(_, params, ctx)
     changed()
   end
   return answer
+end
+
+--- The turn of `client_id` finished (interrupted, or the server stopped waiting):
+--- its open question is moot. Answers it as dismissed and clears the statusline.
+function M.turn_finished(client_id)
+  local p = M.pending
+  if p and (p.client_id == nil or p.client_id == client_id) then
+    p.dismiss()
+  end
 end
 
 return M

@@ -128,7 +128,9 @@ end
 --- Writes the loaded, modified buffer of `uri` after the agent's edit landed in
 --- it (`workspace/applyEdit` changes the buffer, not the file), so the agent's
 --- shell and tests see the edit. Returns true when the buffer is saved after it.
-function M.save_edited(uri)
+--- With `on_disk` (the event said `onDisk: true`: the server wrote the file
+--- itself) the buffer is never written, only re-read when the disk holds its text.
+function M.save_edited(uri, on_disk)
   if type(uri) ~= 'string' or uri == '' then
     return false
   end
@@ -149,6 +151,9 @@ function M.save_edited(uri)
   -- the buffer, and :write (even :write!) would ask "changed since reading it".
   -- Re-reading it instead clears 'modified' and keeps the undo history.
   local cmd = disk_matches(bufnr, fname) and 'silent edit!' or 'silent write'
+  if on_disk and cmd ~= 'silent edit!' then
+    return false -- the server is the file's one writer: a :write here would race it
+  end
   local wrote, err = pcall(vim.api.nvim_buf_call, bufnr, function()
     vim.cmd(cmd)
   end)
@@ -159,14 +164,43 @@ function M.save_edited(uri)
   return not vim.api.nvim_buf_get_option(bufnr, 'modified')
 end
 
-local function save_edited_later(uri)
+local function save_edited_later(uri, on_disk)
   if vim.in_fast_event() then
     vim.schedule(function()
-      M.save_edited(uri)
+      M.save_edited(uri, on_disk)
     end)
   else
-    M.save_edited(uri)
+    M.save_edited(uri, on_disk)
   end
+end
+
+--- Reloads the unmodified file buffers whose file changed on disk: the server
+--- and the session's shell write files behind Neovim's back (`/undo`, `!cmd`,
+--- the agent's shell), and without this the buffers stay stale until the user
+--- runs :checktime. 'autoread' is forced on for the call so that it never asks;
+--- modified buffers are left alone (Neovim warns about them on its own).
+function M.reload_buffers()
+  local saved = vim.o.autoread
+  vim.o.autoread = true
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_option(b, 'buftype') == ''
+      and vim.api.nvim_buf_get_name(b) ~= '' and not vim.api.nvim_buf_get_option(b, 'modified') then
+      pcall(vim.cmd, 'silent! checktime ' .. b)
+    end
+  end
+  vim.o.autoread = saved
+end
+
+local reload_queued = false
+local function reload_buffers_later()
+  if reload_queued then
+    return
+  end
+  reload_queued = true
+  vim.schedule(function()
+    reload_queued = false
+    M.reload_buffers()
+  end)
 end
 
 local function handle_event(client_id, ev)
@@ -189,7 +223,13 @@ local function handle_event(client_id, ev)
     vim.notify('coder: transcript: ' .. tostring(err), vim.log.levels.DEBUG)
   end
   if ev.type == 'editApplied' and ev.applied == true and M.config.save_edited_files then
-    save_edited_later(ev.uri)
+    save_edited_later(ev.uri, ev.onDisk == true)
+  elseif ev.type == 'turnFinished' or ev.type == 'shellFinished' then
+    if ev.type == 'turnFinished' then
+      progress.finish_submission(client_id, ev.submissionId)
+      approval.turn_finished(client_id)
+    end
+    reload_buffers_later()
   end
   for _, fn in ipairs(event_listeners) do
     pcall(fn, ev, client_id)
@@ -251,12 +291,63 @@ local function fail_pending(id, message)
   end
 end
 
+--- The document URIs a WorkspaceEdit changes.
+--- True when the buffer of `uri` exists, is loaded and attached to the client
+--- (the server saw it opened).
+local function is_attached(uri, client_id)
+  local ok, fname = pcall(vim.uri_to_fname, uri)
+  if not ok or vim.fn.bufexists(fname) ~= 1 then
+    return false
+  end
+  local bufnr = vim.uri_to_bufnr(uri) -- exists already: no buffer is created
+  return vim.api.nvim_buf_is_loaded(bufnr) and vim.lsp.buf_is_attached(bufnr, client_id)
+end
+
+local function edited_uris(edit)
+  local uris = {}
+  if type(edit) ~= 'table' then
+    return uris
+  end
+  for uri in pairs(type(edit.changes) == 'table' and edit.changes or {}) do
+    table.insert(uris, uri)
+  end
+  for _, change in ipairs(type(edit.documentChanges) == 'table' and edit.documentChanges or {}) do
+    if type(change) == 'table' and type(change.textDocument) == 'table' then
+      table.insert(uris, change.textDocument.uri)
+    end
+  end
+  return uris
+end
+
 local function make_handlers()
   local handlers = {
     ['coder/event'] = function(_, params, ctx)
       handle_event(ctx.client_id, util.denull(params))
     end,
     ['window/showMessageRequest'] = approval.handler,
+    ['workspace/applyEdit'] = function(err, params, ctx, config)
+      -- A file the server did not see open (no buffer attached to this client)
+      -- is written by the server itself after this answer (its editApplied says
+      -- onDisk): Neovim loads it only to apply the edit, and must not :write it.
+      local uris = edited_uris(params and params.edit)
+      local attached = {}
+      for _, uri in ipairs(uris) do
+        attached[uri] = is_attached(uri, ctx.client_id)
+      end
+      local res = vim.lsp.handlers['workspace/applyEdit'](err, params, ctx, config)
+      -- Save before answering: the server snapshots the workspace for /undo
+      -- when the turn ends, and a save that lands after that (the editApplied
+      -- event arrives later, and 0.11 runs it later still) left /undo with
+      -- "Nothing to undo" and the agent's shell with the old file.
+      if M.config.save_edited_files and type(res) == 'table' and res.applied then
+        for _, uri in ipairs(uris) do
+          if attached[uri] then
+            M.save_edited(uri)
+          end
+        end
+      end
+      return res
+    end,
   }
   if not util.has('nvim-0.10') then
     -- 0.10+ reports progress through the LspProgress autocmd instead.
@@ -375,23 +466,37 @@ function M.start(root, bufnr)
     return id
   end
   local config = M.client_config(root)
+  -- `nvim FILE` runs setup() (and this) before FILE is loaded, and Neovim 0.10+
+  -- refuses to attach an unloaded buffer: vim.lsp.start then starts the server
+  -- but returns nil, and the BufEnter that follows started a second one. So
+  -- attach only a loaded buffer (the autocmds attach the others once loaded),
+  -- and let vim.lsp.start reuse a coder client of the same root (one started by
+  -- vim.lsp.enable included).
+  local attach_now = bufnr ~= nil and vim.api.nvim_buf_is_loaded(bufnr)
+  local function same_root(client, conf)
+    return client.name == conf.name and client.config ~= nil and client.config.root_dir == conf.root_dir
+      and not util.is_stopped(client)
+  end
   local ok, res = pcall(function()
-    if util.has('nvim-0.10') and bufnr then
+    if util.has('nvim-0.11') then
       return vim.lsp.start(config, {
-        bufnr = bufnr,
-        reuse_client = function()
-          return false
-        end,
+        bufnr = attach_now and bufnr or nil,
+        attach = attach_now,
+        reuse_client = same_root,
       })
-    elseif util.has('nvim-0.11') then
-      return vim.lsp.start(config, { attach = false })
+    elseif util.has('nvim-0.10') and attach_now then
+      return vim.lsp.start(config, { bufnr = bufnr, reuse_client = same_root })
     end
     local new_id = vim.lsp.start_client(config)
-    if new_id and bufnr then
+    if new_id and attach_now then
       vim.lsp.buf_attach_client(bufnr, new_id)
     end
     return new_id
   end)
+  if ok and not res then
+    -- started (or found) but not attached: it is ours all the same
+    res = find_client(root)
+  end
   if not ok or not res then
     return nil, 'could not start ' .. table.concat(M.config.cmd, ' ') .. (ok and '' or (': ' .. tostring(res)))
   end
@@ -526,6 +631,9 @@ function M.execute(command, args, on_done, opts)
         progress.touch()
       end
       remember(client.id, res)
+      if opts.progress ~= false then
+        reload_buffers_later() -- /undo, !cmd: files may have changed on disk
+      end
       on_done(res)
     end
     st.pending[key] = finish

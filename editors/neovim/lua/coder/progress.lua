@@ -4,6 +4,10 @@ local M = {}
 
 -- [client_id] = { [key] = { token = <original token>, title, message, seq } }
 local active = {}
+-- [client_id] = { [key] = true }: tokens that ended. A `begin` or `report` that
+-- arrives after the end (the result overtook the progress notification) must
+-- not bring the token back: the statusline would say "running" forever.
+local ended = {}
 local seq = 0
 local listeners = {}
 
@@ -38,6 +42,10 @@ function M.update(client_id, params)
     active[client_id] = tokens
   end
   local key = key_of(params.token)
+  ended[client_id] = ended[client_id] or {}
+  if value.kind ~= 'end' and ended[client_id][key] then
+    return
+  end
   seq = seq + 1
   if value.kind == 'begin' then
     tokens[key] = {
@@ -59,6 +67,7 @@ function M.update(client_id, params)
     entry.seq = seq
   elseif value.kind == 'end' then
     tokens[key] = nil
+    ended[client_id][key] = true
   end
   changed()
 end
@@ -85,8 +94,17 @@ function M.current(client_id)
   return list[1]
 end
 
+--- The turn of `submission_id` finished: ends the token the server created for
+--- it (`coder/<submissionId>`) in case its `end` never reaches us.
+function M.finish_submission(client_id, submission_id)
+  if type(submission_id) == 'string' and submission_id ~= '' then
+    M.update(client_id, { token = 'coder/' .. submission_id, value = { kind = 'end' } })
+  end
+end
+
 function M.forget(client_id)
   active[client_id] = nil
+  ended[client_id] = nil
   changed()
 end
 

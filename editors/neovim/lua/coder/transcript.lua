@@ -12,6 +12,9 @@ local state = {
   stream = nil, -- key of the stream the last line belongs to
   streamed = {}, -- [submissionId] = true once assistant deltas arrived
   shell_streamed = {}, -- [submissionId] = true once shell chunks arrived
+  -- [submissionId] = the line ranges {first, last} (0-based, end exclusive) of the
+  -- assistant text streamed since the step began: dropped on assistantRestart
+  blocks = {},
 }
 
 local function valid()
@@ -102,6 +105,52 @@ function M.break_stream()
   state.stream = nil
 end
 
+--- Records the lines the assistant stream of `sub` just wrote (from `before`,
+--- the line count before the write; `continued`: the write extended the last line).
+local function track_block(sub, before, continued)
+  local after = vim.api.nvim_buf_line_count(M.bufnr())
+  local blocks = state.blocks[sub] or {}
+  state.blocks[sub] = blocks
+  if continued and #blocks > 0 then
+    blocks[#blocks].last = after
+  else
+    table.insert(blocks, { first = before, last = after })
+  end
+end
+
+--- assistantRestart: the model's reply starts over, so the text it streamed since
+--- the step began goes (otherwise the retried reply shows twice).
+local function drop_step(sub)
+  local blocks = state.blocks[sub] or {}
+  state.blocks[sub] = nil
+  state.streamed[sub] = nil
+  if state.stream == 'assistant:' .. sub then
+    state.stream = nil
+  end
+  if #blocks == 0 or not valid() then
+    return
+  end
+  local buf = state.bufnr
+  with_modifiable(buf, function()
+    for i = #blocks, 1, -1 do
+      local b = blocks[i]
+      vim.api.nvim_buf_set_lines(buf, b.first, b.last, false, {})
+      local n = b.last - b.first
+      -- the other submissions' ranges below this one move up
+      for _, other in pairs(state.blocks) do
+        for _, o in ipairs(other) do
+          if o.first >= b.last then
+            o.first, o.last = o.first - n, o.last - n
+          end
+        end
+      end
+    end
+  end)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  state.empty = #lines == 1 and lines[1] == ''
+  follow(buf)
+end
+
 --- Shows the transcript in a window (a split unless it is visible already).
 --- With `focus`, moves the cursor there.
 function M.open(opts)
@@ -133,6 +182,7 @@ function M.clear()
   end)
   state.empty = true
   state.stream = nil
+  state.blocks = {}
 end
 
 local function summarize_input(tool, input)
@@ -174,8 +224,17 @@ function M.on_event(ev)
     M.append('> ' .. (tostring(ev.text or ''):gsub('\n', '\n  ')))
   elseif t == 'assistantDelta' then
     state.streamed[sub] = true
-    M.stream('assistant:' .. sub, ev.text)
+    local key = 'assistant:' .. sub
+    if ev.text ~= nil and ev.text ~= '' then
+      local continued = state.stream == key and not state.empty
+      local before = state.empty and 0 or vim.api.nvim_buf_line_count(M.bufnr())
+      M.stream(key, ev.text)
+      track_block(sub, before, continued)
+    end
+  elseif t == 'assistantRestart' then
+    drop_step(sub)
   elseif t == 'assistantMessage' then
+    state.blocks[sub] = nil
     if not state.streamed[sub] then
       M.append(ev.text or '')
     end
@@ -184,6 +243,7 @@ function M.on_event(ev)
   elseif t == 'reasoningDelta' then
     return
   elseif t == 'toolCallBegin' then
+    state.blocks[sub] = nil -- a new step begins after the call
     M.append(string.format('* %s %s', tostring(ev.tool), summarize_input(ev.tool, ev.input)))
   elseif t == 'toolCallEnd' then
     M.append(string.format('  %s %s', ev.isError and 'x' or '=', first_line(ev.output)))
@@ -224,6 +284,7 @@ function M.on_event(ev)
   elseif t == 'permissionsChanged' then
     M.append('--- permissions ' .. tostring(ev.preset))
   elseif t == 'turnFinished' then
+    state.blocks[sub] = nil
     M.append('--- ' .. tostring(ev.status))
   elseif t == 'error' then
     M.append('! ' .. tostring(ev.message))
@@ -253,6 +314,7 @@ function M.on_result(result)
   end
   state.shell_streamed[sub] = nil
   state.streamed[sub] = nil
+  state.blocks[sub] = nil
   M.break_stream()
 end
 

@@ -44,8 +44,10 @@ export function renderEntry(e: Entry): string {
     }
     case 'shell': {
       const flags = [e.truncated ? 'output truncated' : '', e.timedOut ? 'timed out' : ''].filter(Boolean).join(', ');
+      const status = e.cancelled ? 'cancelled' : e.exitCode === null ? (e.timedOut ? 'no exit code' : 'ended') : `exit ${e.exitCode}`;
+      const bad = e.cancelled || e.timedOut || (e.exitCode !== null && e.exitCode !== 0);
       const exit = e.done
-        ? `<div class="exit${e.exitCode ? ' bad' : ''}">exit ${e.exitCode ?? '?'}${flags ? ` · ${flags}` : ''}</div>`
+        ? `<div class="exit${bad ? ' bad' : ''}">${status}${flags ? ` · ${flags}` : ''}</div>`
         : '<div class="exit spin">running</div>';
       return (
         `<div class="entry shell"><div class="cmd">$ ${escapeHtml(e.command)}</div>` +
@@ -63,7 +65,9 @@ export function renderEntry(e: Entry): string {
         `${e.decision ? ` → <i>${escapeHtml(e.decision)}</i>` : ' (waiting…)'}</div>`
       );
     case 'reply':
-      return `<div class="entry reply md">${renderMarkdown(e.text)}</div>`;
+      // A slash command's output is laid out in columns for a terminal (/help's
+      // table): Markdown would collapse the spaces, a monospace block keeps them.
+      return `<div class="entry reply"><pre class="output">${escapeHtml(e.text)}</pre></div>`;
     case 'notice':
       return `<div class="entry notice ${e.level}">${escapeHtml(e.text)}</div>`;
   }

@@ -25,10 +25,13 @@ export function result(partial: Partial<CommandResult> = {}): CommandResult {
 
 export class FakeTransport implements Transport {
   readonly sent: Sent[] = [];
+  /** The progress callback of the last request that had one. */
+  onProgress: ((message: string) => void) | undefined;
   constructor(private readonly handler: (command: string, arg: Record<string, unknown>) => unknown = () => result()) {}
 
-  async executeCommand(command: string, arg: Record<string, unknown>): Promise<unknown> {
+  async executeCommand(command: string, arg: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
     this.sent.push({ command, arg });
+    if (onProgress) this.onProgress = onProgress;
     return this.handler(command, arg);
   }
 }

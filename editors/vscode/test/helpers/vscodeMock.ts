@@ -22,11 +22,25 @@ export const answers: { quickPick: Array<(items: unknown[]) => unknown>; inputBo
   inputBox: [],
 };
 
+/** Contributed defaults by full key (what `get` falls back to, like VS Code). */
+export const defaults = new Map<string, unknown>();
+
 /** What `workspace.textDocuments` returns (the open documents). */
 export const textDocuments: unknown[] = [];
 
+/** The progress notifications shown with `window.withProgress`. */
+export interface ShownProgress {
+  options: { location: number; title?: string; cancellable?: boolean };
+  messages: string[];
+  /** Presses the notification's Cancel button. */
+  cancel(): void;
+  done: boolean;
+}
+export const progresses: ShownProgress[] = [];
+
 export function reset(): void {
   calls.length = 0;
+  progresses.length = 0;
   textDocuments.length = 0;
   registeredCommands.length = 0;
   settings.clear();
@@ -55,7 +69,36 @@ export const vscode = {
     showTextDocument: record('showTextDocument'),
     activeTextEditor: undefined,
     createStatusBarItem: () => ({ text: '', tooltip: '', command: '', show() {}, dispose() {} }),
+    withProgress: async <T>(
+      options: ShownProgress['options'],
+      task: (
+        progress: { report(value: { message?: string }): void },
+        token: { isCancellationRequested: boolean; onCancellationRequested(fn: () => void): { dispose(): void } },
+      ) => Promise<T>,
+    ): Promise<T> => {
+      const listeners: Array<() => void> = [];
+      const token = {
+        isCancellationRequested: false,
+        onCancellationRequested: (fn: () => void) => (listeners.push(fn), { dispose() {} }),
+      };
+      const shown: ShownProgress = {
+        options,
+        messages: [],
+        done: false,
+        cancel: () => {
+          token.isCancellationRequested = true;
+          for (const l of listeners) l();
+        },
+      };
+      progresses.push(shown);
+      try {
+        return await task({ report: (v) => v.message !== undefined && shown.messages.push(v.message) }, token);
+      } finally {
+        shown.done = true;
+      }
+    },
   },
+  ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
   workspace: {
     workspaceFolders: undefined,
     textDocuments,
@@ -64,9 +107,9 @@ export const vscode = {
       return {
         inspect: <T>(key: string) =>
           ({ key: full(key), ...settings.get(full(key)) }) as { key: string } & Partial<Record<Level, T>>,
-        get: (key: string) => {
+        get: <T>(key: string): T | undefined => {
           const s = settings.get(full(key));
-          return s?.workspaceFolderValue ?? s?.workspaceValue ?? s?.globalValue;
+          return (s?.workspaceFolderValue ?? s?.workspaceValue ?? s?.globalValue ?? defaults.get(full(key))) as T | undefined;
         },
       };
     },

@@ -26,6 +26,7 @@ import { buildServerConfig } from '../../src/config';
 import { Controller } from '../../src/controller';
 import type { CoderEvent, CommandResult } from '../../src/protocol';
 import { slashMatches } from '../../src/slash';
+import { renderEntry } from '../../src/webview/render';
 
 const [cmd, ...cmdArgs] = (process.env.CODER_LS_CMD ?? 'coder-ls').trim().split(/\s+/);
 
@@ -341,5 +342,43 @@ describe('coder-ls over stdio', { skip, timeout: 120_000 }, () => {
     assert.ok(r, 'the sleep request did not answer within 8s of the progress cancel');
     assert.equal(r.status, 'cancelled', JSON.stringify(r));
     await waitFor(() => progress.some((p) => p.token === token && p.value.kind === 'end'), 3000, 'progress end');
+  });
+  test("the extension's Cancel notification: progress on our own token, Cancel → coder.interrupt → \"cancelled\"", async () => {
+    const created = progressCreated.length;
+    let n = 0;
+    const mine = new Controller({
+      // like ClientHost: our own workDoneToken, its $/progress messages to the notification
+      executeCommand: async (command, arg, onProgress) => {
+        const token = `coder.vscode/test-${++n}`;
+        const seen = progress.length;
+        const poll = setInterval(() => {
+          for (const p of progress.slice(seen)) if (p.token === token && p.value.message) onProgress?.(p.value.message);
+        }, 50);
+        try {
+          return await conn.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg], workDoneToken: token });
+        } finally {
+          clearInterval(poll);
+        }
+      },
+    });
+    mine.transcript.state.sessionId = controller.sessionId;
+    let cancel: () => void = () => undefined;
+    const messages: string[] = [];
+    mine.progressUi = (_title, work) => {
+      cancel = () => void mine.interrupt();
+      return work({ report: (m) => messages.push(m) });
+    };
+    const running = mine.submit('!sleep 30');
+    await waitFor(() => progress.some((p) => String(p.token).startsWith('coder.vscode/test-') && p.value.kind === 'begin'), 5000, 'progress on our token');
+    await sleep(300);
+    cancel();
+    const r = await within(running, 8000, () => null);
+    assert.ok(r, 'Cancel did not stop the sleep within 8s');
+    assert.equal(r.status, 'cancelled', JSON.stringify(r));
+    assert.equal(progressCreated.length, created, 'the server created its own token (a status-bar spinner in VS Code)');
+    const shell = mine.transcript.entries.find((e) => e.kind === 'shell');
+    assert.ok(shell && shell.kind === 'shell' && shell.cancelled, JSON.stringify(shell));
+    assert.match(renderEntry(shell), />cancelled</);
+    assert.ok(messages.length > 0, 'no progress message reached the notification');
   });
 });

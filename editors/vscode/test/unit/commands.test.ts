@@ -49,7 +49,12 @@ test('resume: sessions quick pick → coder.resume {args: id}', async () => {
   const c = new Commands(new Controller(transport), panel);
   answers.quickPick.push((items) => items[0]);
   await (c as unknown as { resume(): Promise<void> }).resume();
-  assert.deepEqual(transport.sent.map((s) => [s.command, s.arg.args]), [['coder.sessions', undefined], ['coder.resume', 'old-1']]);
+  // the resumed session has its own model: the status bar asks the server for it
+  assert.deepEqual(transport.sent.map((s) => [s.command, s.arg.args]), [
+    ['coder.sessions', undefined],
+    ['coder.resume', 'old-1'],
+    ['coder.model', undefined],
+  ]);
 });
 
 test('model: quick pick of data.models → coder.model {args: name}; status bar text', async () => {

@@ -5,15 +5,16 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { ChatViewProvider } from '../../src/chatView';
 import { Commands } from '../../src/commands';
-import { PRESETS, SERVER_KEYS } from '../../src/config';
+import { PRESETS, SERVER_KEYS, SERVER_PATH_KEY } from '../../src/config';
 import { Controller } from '../../src/controller';
 import { FakeTransport } from '../helpers/fakeTransport';
 
 interface Manifest {
   main: string;
+  capabilities?: { untrustedWorkspaces?: { supported: boolean | string; restrictedConfigurations?: string[] } };
   contributes: {
     commands: Array<{ command: string }>;
-    configuration: { properties: Record<string, { enum?: string[]; type?: string; default?: unknown }> };
+    configuration: { properties: Record<string, { enum?: string[]; type?: string; default?: unknown; scope?: string }> };
     views: Record<string, Array<{ id: string; type?: string }>>;
     viewsContainers: { activitybar: Array<{ id: string }> };
   };
@@ -44,4 +45,15 @@ test('the chat view is a webview in its own activity-bar container', () => {
   const container = manifest.contributes.viewsContainers.activitybar[0].id;
   assert.deepEqual(manifest.contributes.views[container], [{ type: 'webview', id: 'coderLs.chat', name: 'Chat' }]);
   assert.equal(manifest.main, './dist/extension.js');
+});
+
+test('"Open Settings" targets a contributed key; the server command is per machine and not taken from untrusted folders', () => {
+  const props = manifest.contributes.configuration.properties;
+  assert.ok(props[SERVER_PATH_KEY], `${SERVER_PATH_KEY} is not a contributed setting`);
+  assert.equal(props[SERVER_PATH_KEY].scope, 'machine-overridable');
+  assert.equal(props['coder.server.args'].scope, 'machine-overridable');
+  const restricted = manifest.capabilities?.untrustedWorkspaces?.restrictedConfigurations ?? [];
+  assert.deepEqual([...restricted].sort(), ['coder.server.args', SERVER_PATH_KEY]);
+  const src = readFileSync(join(root, 'src', 'client.ts'), 'utf8');
+  assert.match(src, /executeCommand\('workbench\.action\.openSettings', SERVER_PATH_KEY\)/);
 });

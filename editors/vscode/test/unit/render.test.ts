@@ -43,3 +43,13 @@ test('todos and usage', () => {
   assert.equal(renderUsage({ usedTokens: 50000, limitTokens: 200000 }), 'context 25% (50k/200k)');
   assert.equal(renderUsage(null), '');
 });
+
+test('a cancelled shell command says "cancelled", not "exit ?"; slash-command output keeps its columns', () => {
+  const base = { id: 1, rev: 1 };
+  const shell = renderEntry({ ...base, kind: 'shell', command: 'sleep 30', output: '', exitCode: null, done: true, truncated: false, timedOut: false, cancelled: true } as Entry);
+  assert.match(shell, /class="exit bad">cancelled</);
+  assert.ok(!shell.includes('exit ?'));
+  const help = '/help      Show this help\n/model     Show or switch the model';
+  const reply = renderEntry({ ...base, kind: 'reply', text: help, status: 'completed' } as Entry);
+  assert.ok(reply.includes(`<pre class="output">${help}</pre>`), reply);
+});

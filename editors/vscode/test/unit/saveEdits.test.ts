@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { buildServerConfig } from '../../src/config';
 import { saveEditedFile, saveEditedFilesEnabled } from '../../src/documents';
-import { documentToSave, type SaveableDocument, saveAfterEdit } from '../../src/saveEdits';
+import { documentToRevert, documentToSave, documentsToSaveAfterApply, type SaveableDocument, saveAfterEdit } from '../../src/saveEdits';
 
 beforeEach(reset);
 
@@ -97,4 +97,40 @@ test('coder.saveEditedFiles is client-only: never sent to the server', () => {
   setSetting('coder.saveEditedFiles', false);
   setSetting('coder.maxSteps', 3);
   assert.deepEqual(buildServerConfig(vscode.workspace.getConfiguration('coder')), { maxSteps: 3 });
+});
+
+test('onDisk: true (the server wrote the file itself): the loaded copy is never saved', async () => {
+  const a = new FakeDoc(A);
+  textDocuments.push(a);
+  const onDisk = { ...edit(true), onDisk: true };
+  assert.equal(documentToSave(onDisk, { enabled: true, documents: [a], normalize: (u) => u }), undefined);
+  assert.equal(await saveEditedFile(onDisk), false);
+  assert.equal(a.saves, 0);
+  assert.equal(a.isDirty, true);
+  // the same edit applied in the editor (onDisk false or absent) is saved
+  assert.equal(await saveEditedFile({ ...edit(true), onDisk: false }), true);
+  assert.equal(a.saves, 1);
+});
+
+test('after applyEdit: the edited documents that were open are saved, before the answer', () => {
+  const a = new FakeDoc(A);
+  const b = new FakeDoc('file:///w/b.py'); // loaded by VS Code only to apply the edit
+  const c = new FakeDoc('file:///w/c.py'); // open and dirty, but not in the edit
+  const env = { enabled: true, documents: [a, b, c] };
+  const edited = [A, 'file:///w/b.py'];
+  const openBefore = new Set([A, 'file:///w/c.py']);
+  assert.deepEqual(documentsToSaveAfterApply(edited, openBefore, env), [a]);
+  assert.deepEqual(documentsToSaveAfterApply(edited, openBefore, { ...env, enabled: false }), []);
+  a.isDirty = false;
+  assert.deepEqual(documentsToSaveAfterApply(edited, openBefore, env), []);
+});
+
+test('onDisk: the dirty copy VS Code loaded is the one to revert (never saved); not without onDisk', () => {
+  const a = new FakeDoc(A);
+  const env = { documents: [a], normalize: (u: string) => u };
+  assert.equal(documentToRevert({ ...edit(true), onDisk: true }, env), a);
+  assert.equal(documentToRevert({ ...edit(true), onDisk: false }, env), undefined);
+  assert.equal(documentToRevert({ ...edit(false), onDisk: true }, env), undefined);
+  a.isDirty = false;
+  assert.equal(documentToRevert({ ...edit(true), onDisk: true }, env), undefined);
 });

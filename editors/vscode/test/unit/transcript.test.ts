@@ -142,3 +142,35 @@ test('an error event and the error result of the same submission show once', () 
   t.applyResult(result({ submissionId: 'e1', mode: 'error', status: 'failed', error: { code: 'no_model', message: 'No API key' } }));
   assert.deepEqual(only(t, 'notice').map((n) => n.text), ['No API key', 'Turn failed']);
 });
+
+test('a cancelled !cmd result marks the shell entry cancelled', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('shellOutput', { chunk: 'x' }, 'sub'));
+  t.applyResult(result({ submissionId: 'sub', mode: 'raw', status: 'cancelled', command: 'sleep 30', exitCode: null }));
+  const shell = t.entries.find((e) => e.kind === 'shell');
+  assert.ok(shell && shell.kind === 'shell' && shell.cancelled === true && shell.done, JSON.stringify(shell));
+});
+
+test('assistantRestart drops the text streamed since the step began, not earlier steps', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('userMessage', { text: 'fix it' }));
+  t.applyEvent(ev('assistantDelta', { text: 'Looking at the file.' }));
+  t.applyEvent(ev('toolCallBegin', { callId: 'c1', tool: 'read_file', input: { path: 'a.py' } }));
+  t.applyEvent(ev('toolCallEnd', { callId: 'c1', output: 'x = 1' }));
+  // step 2 streams, then the provider fails mid-stream and retries
+  t.applyEvent(ev('reasoningDelta', { text: 'half a thou' }));
+  t.applyEvent(ev('assistantDelta', { text: 'The fix is to cha' }));
+  t.applyEvent(ev('assistantDelta', { text: 'the other turn' }, 'sub2'));
+  t.applyEvent(ev('assistantRestart', { reason: 'overloaded_error' }));
+  assert.deepEqual(kinds(t), ['user', 'assistant', 'tool', 'assistant'], 'step 1 and the other submission stay');
+  assert.equal(only(t, 'assistant')[0].text, 'Looking at the file.');
+  assert.equal(only(t, 'assistant')[1].submissionId, 'sub2');
+  t.applyEvent(ev('assistantDelta', { text: 'The fix is to change x.' }));
+  t.applyEvent(ev('assistantMessage', { text: 'The fix is to change x.' }));
+  const mine = only(t, 'assistant').filter((e) => e.submissionId === 'sub1');
+  assert.deepEqual(
+    mine.map((e) => e.text),
+    ['Looking at the file.', 'The fix is to change x.'],
+    'the retried reply shows once, without the failed attempt',
+  );
+});

@@ -1,0 +1,109 @@
+import { progresses, reset } from '../helpers/vscodeMock';
+import assert from 'node:assert/strict';
+import { beforeEach, test } from 'node:test';
+import { Controller, progressTitle } from '../../src/controller';
+import { withCancel } from '../../src/runProgress';
+import { statusText } from '../../src/statusBar';
+import { FakeTransport, result } from '../helpers/fakeTransport';
+
+beforeEach(reset);
+
+/** A controller whose submissions show the extension's Cancel notification. */
+function setup(handler: ConstructorParameters<typeof FakeTransport>[0]) {
+  const transport = new FakeTransport(handler);
+  const controller = new Controller(transport);
+  controller.progressUi = (title, work) =>
+    withCancel(title, {
+      interrupt: () => controller.interrupt(),
+      waitingForApproval: () => controller.waitingForApproval,
+      onDidChange: (l) => controller.subscribe(l),
+    }, work);
+  return { transport, controller };
+}
+
+test('a submission shows a cancellable notification; Cancel sends coder.interrupt for the session', async () => {
+  let release: (value: unknown) => void = () => undefined;
+  const { transport, controller } = setup((command) =>
+    command === 'coder.input'
+      ? new Promise((resolve) => (release = resolve))
+      : result({ data: { kind: 'interrupt', cancelledSubmissions: ['sub1'] } }),
+  );
+  controller.transcript.state.sessionId = 'sess-1';
+  const running = controller.submit('!sleep 30');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(progresses.length, 1);
+  const shown = progresses[0];
+  assert.deepEqual(shown.options, { location: 15, title: 'Coder: !sleep 30', cancellable: true });
+  shown.cancel();
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(transport.sent.at(-1), { command: 'coder.interrupt', arg: { sessionId: 'sess-1' } });
+  assert.ok(shown.messages.includes('Cancelling…'));
+  release(result({ mode: 'raw', status: 'cancelled', command: 'sleep 30', exitCode: null }));
+  const res = await running;
+  assert.equal(res.status, 'cancelled');
+  assert.equal(shown.done, true);
+});
+
+test('the notification follows the server progress and says "Waiting for approval" while asked', async () => {
+  let release: (value: unknown) => void = () => undefined;
+  const transport = new FakeTransport(() => new Promise((resolve) => (release = resolve)));
+  const controller = new Controller(transport);
+  controller.progressUi = (title, work) =>
+    withCancel(title, {
+      interrupt: () => controller.interrupt(),
+      waitingForApproval: () => controller.waitingForApproval,
+      onDidChange: (l) => controller.subscribe(l),
+    }, work);
+  const running = controller.submit('fix the bug');
+  await new Promise((r) => setImmediate(r));
+  const report = transport.onProgress;
+  assert.ok(report, 'the transport got no progress callback');
+  report('Thinking');
+  controller.handleEvent({ type: 'approvalRequested', sessionId: 's1', submissionId: 'sub1', callId: 'c1', tool: 'bash', summary: 'rm x' });
+  assert.equal(controller.waitingForApproval, true);
+  assert.equal(statusText(null, controller.busy, controller.waitingForApproval), '$(question) Waiting for approval');
+  report('Thinking'); // the server's message does not hide the question
+  controller.handleEvent({ type: 'approvalResolved', sessionId: 's1', submissionId: 'sub1', callId: 'c1', decision: 'allowOnce' });
+  report('Running: rm x');
+  release(result({ mode: 'nl', reply: 'done' }));
+  await running;
+  assert.deepEqual(progresses[0].messages, ['Thinking', 'Waiting for approval', 'Thinking', 'Running: rm x']);
+  assert.equal(controller.waitingForApproval, false);
+});
+
+test('an approval left open when the turn ends is not waited for any more', () => {
+  const controller = new Controller(new FakeTransport());
+  controller.handleEvent({ type: 'approvalRequested', sessionId: 's1', submissionId: 'sub1', callId: 'c1', tool: 'bash', summary: 'x' });
+  assert.equal(controller.waitingForApproval, true);
+  controller.handleEvent({ type: 'turnFinished', sessionId: 's1', submissionId: 'sub1', status: 'cancelled' });
+  assert.equal(controller.waitingForApproval, false);
+});
+
+test('background look-ups show no notification; titles', async () => {
+  const { controller } = setup(() => result());
+  await controller.refreshCatalog();
+  await controller.run('coder.sessions', {}, { silent: true });
+  assert.equal(progresses.length, 0);
+  assert.equal(progressTitle('/help'), 'Coder: /help');
+  assert.equal(progressTitle('please fix\nthe bug'), 'Coder');
+});
+
+test('status bar: the model and provider the server reported; a resume asks the server again', async () => {
+  let current = 'claude-sonnet-4-5';
+  const { controller, transport } = setup((command) =>
+    command === 'coder.model'
+      ? result({ data: { kind: 'model', current, provider: 'scripted', models: [] } })
+      : result({ data: { kind: 'resumed', session: { id: 'old', title: '', updatedAt: '', updated: '', messageCount: 1 }, messageCount: 1 } }),
+  );
+  await controller.refreshModel();
+  const { state } = controller.transcript;
+  assert.equal(statusText(state.model, false, false, state.provider), '$(hubot) claude-sonnet-4-5 (scripted)');
+  controller.handleEvent({ type: 'modelChanged', sessionId: 's1', submissionId: 'x', model: 'scripted', provider: 'scripted' });
+  assert.equal(statusText(state.model, false, false, state.provider), '$(hubot) scripted (scripted)');
+  current = 'claude-opus-4-1';
+  await controller.run('coder.resume', { args: 'old' });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(transport.sent.filter((s) => s.command === 'coder.model').length, 2);
+  assert.equal(state.model, 'claude-opus-4-1');
+  assert.equal(statusText('claude-opus-4-1', true, false, 'anthropic'), '$(loading~spin) claude-opus-4-1');
+});

@@ -1,0 +1,217 @@
+// Drives a real VS Code (code-server) in Debian's Chromium through the Coder extension:
+// the chat panel, /help, `!echo hi`, an agent edit accepted in VS Code's Refactor
+// Preview (the edit is the approval question), /undo, Cancel of a running `!sleep 30` in the extension's Cancel
+// notification, and the "Coder: Fix" code action. Asserts what the page shows (and
+// the file on disk), and saves a screenshot per step. Run by scripts/e2e-editors:
+//   CODER_E2E_URL (code-server URL with ?folder=), CODER_E2E_WS (the workspace),
+//   CODER_E2E_ARTIFACTS (screenshots), CODER_E2E_CACHE (holds node_modules/playwright-core)
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set (run scripts/e2e-editors)`);
+  return v;
+};
+const URL = env('CODER_E2E_URL');
+const WS = env('CODER_E2E_WS');
+const ART = env('CODER_E2E_ARTIFACTS');
+const require = createRequire(join(env('CODER_E2E_CACHE'), 'node_modules', 'noop.js'));
+const { chromium } = require('playwright-core');
+
+const APP = join(WS, 'app.py');
+const disk = () => readFileSync(APP, 'utf8');
+let shot = 0;
+const started = Date.now();
+const step = (what) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${what}`);
+
+const browser = await chromium.launch({
+  executablePath: process.env.CODER_E2E_CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+});
+const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+const consoleErrors = [];
+page.on('console', (m) => {
+  if (m.type() === 'error') consoleErrors.push(m.text());
+});
+
+async function screenshot(name) {
+  shot += 1;
+  const file = join(ART, `${String(shot).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file });
+  step(`screenshot ${file}`);
+}
+
+async function until(what, fn, timeout = 30000) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      if (await fn()) return;
+    } catch (e) {
+      last = e;
+    }
+    await page.waitForTimeout(200);
+  }
+  await screenshot(`timeout-${what.replace(/[^a-z0-9]+/gi, '-').slice(0, 40)}`);
+  throw new Error(`timed out (${timeout} ms) waiting for ${what}${last ? `: ${last.message}` : ''}`);
+}
+
+// The chat is a webview: an iframe (class "webview") whose document holds another
+// iframe (#active-frame) with our HTML.
+const chat = page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
+const transcript = chat.locator('#transcript');
+const transcriptText = async () => (await transcript.innerText({ timeout: 2000 })) ?? '';
+
+async function send(text) {
+  const input = chat.locator('#input');
+  await input.click();
+  await input.fill(text);
+  // close a slash-completion list first (Enter would pick its entry)
+  await input.press('Escape');
+  await input.fill(text);
+  await input.press('Enter');
+  step(`sent ${JSON.stringify(text)}`);
+}
+
+/** Clicks `button` in the notification toast whose text contains `text`. */
+async function clickNotificationButton(text, button, timeout = 30000) {
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+  await until(`a notification "${text}" with "${button}"`, async () => toast.locator('a.monaco-button', { hasText: button }).first().isVisible(), timeout);
+  await toast.locator('a.monaco-button', { hasText: button }).first().click();
+  step(`clicked "${button}" in the notification "${text}"`);
+}
+
+/** The editor's review of an agent edit (contract section 15): VS Code shows an edit
+ * whose change annotation needs confirmation in its Refactor Preview panel, every change
+ * unticked. Ticks the file (all its changes) and clicks Apply. */
+async function acceptReview(file, timeout = 30000) {
+  const row = page.locator('.monaco-list-row', { hasText: file }).filter({ has: page.locator('.edit-checkbox, input[type="checkbox"]') }).first();
+  await until(`the Refactor Preview of ${file}`, async () => row.isVisible(), timeout);
+  await screenshot(`review-${file}`);
+  const box = row.locator('.edit-checkbox, input[type="checkbox"]').first();
+  if (!(await box.isChecked().catch(() => false))) await box.click();
+  await until(`${file} ticked in the Refactor Preview`, async () => box.isChecked(), 5000);
+  const apply = page.locator('.monaco-button', { hasText: /^Apply$/ }).first();
+  await apply.click();
+  step(`ticked ${file} and clicked Apply in the Refactor Preview`);
+  await until('the Refactor Preview to close', async () => !(await row.isVisible()), 10000);
+}
+
+/** The visible text of the editor of app.py (Monaco renders it in .view-lines). */
+const editorText = async () => (await page.locator('.editor-instance .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+
+try {
+  step(`opening ${URL}`);
+  await page.goto(URL, { waitUntil: 'domcontentloaded' });
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+  await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ timeout: 60000 });
+  await screenshot('workbench');
+
+  // app.py in an editor (the code action needs it open)
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'app.py' }).first().click();
+  await until('app.py in an editor', async () => (await editorText()).includes('return a - b'));
+  step('app.py is open');
+
+  // 1. the chat panel: its activity-bar icon appears once the extension is registered
+  const coderIcon = page.locator('.activitybar .action-item a[aria-label^="Coder"]').first();
+  await coderIcon.waitFor({ state: 'visible', timeout: 90000 });
+  await coderIcon.click();
+  await chat.locator('#input').waitFor({ state: 'visible', timeout: 60000 });
+  await screenshot('chat-open');
+
+  // 2. a slash command (waits for the server to start: the first command may take a while)
+  await send('/help');
+  await until('the /help reply', async () => {
+    const t = await transcriptText();
+    return t.includes('/undo') && t.includes('/model');
+  }, 60000);
+  await screenshot('help');
+
+  // 3. a shell command
+  await send('!echo hi');
+  await until('the output of !echo hi', async () => {
+    const shells = await chat.locator('.entry.shell').allInnerTexts();
+    return shells.some((s) => s.includes('$ echo hi') && /\nhi\n/.test(`\n${s}\n`) && /exit 0|✓|0\b/.test(s));
+  });
+  await screenshot('echo-hi');
+
+  // 4. an agent edit: the scripted model edits app.py, the approval is accepted
+  await send('add() returns the wrong result, fix it');
+  await acceptReview('app.py');
+  await until('the edit and the final answer in the transcript', async () => {
+    const t = await transcriptText();
+    return t.includes('Fixed:') && (await chat.locator('.entry.edit').count()) >= 1;
+  });
+  await until('the editor to show the fix', async () => (await editorText()).includes('return a + b'));
+  await until('the fix on disk (saved by coder.saveEditedFiles)', async () => disk().includes('return a + b'));
+  await screenshot('agent-edit');
+
+  // 5. /undo: the file goes back, the editor reloads it
+  await send('/undo');
+  await until('the /undo reply', async () => (await transcriptText()).includes('Undid submission'));
+  await until('app.py back on disk', async () => disk().includes('return a - b'));
+  await until('the editor to show the old text', async () => (await editorText()).includes('return a - b'));
+  await screenshot('undo');
+
+  // 6. Cancel of a running shell command in the extension's Cancel notification
+  await send('!sleep 30');
+  const cancelStart = Date.now();
+  await clickNotificationButton('Coder', 'Cancel', 20000);
+  await until('the cancelled shell in the transcript', async () => {
+    const t = await transcriptText();
+    return t.includes('$ sleep 30') && /cancelled/i.test(t);
+  }, 20000);
+  const cancelSeconds = (Date.now() - cancelStart) / 1000;
+  if (cancelSeconds > 15) throw new Error(`the cancel took ${cancelSeconds}s: the sleep ran to its end`);
+  step(`cancelled after ${cancelSeconds.toFixed(1)}s`);
+  await screenshot('cancelled');
+
+  // 7. the "Coder: Fix" code action on `return a - b` (selected: Fix needs a range or a diagnostic)
+  await page.locator('.editor-instance .view-line', { hasText: 'return a - b' }).first().click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Shift+Home');
+  await page.keyboard.press('Control+.');
+  const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Coder: Fix' }).first();
+  await action.waitFor({ state: 'visible', timeout: 20000 });
+  await screenshot('code-actions');
+  // the action widget runs the focused row on Enter (pointer events on it time out here)
+  for (let i = 0; i < 6 && !/\bfocused\b/.test((await action.getAttribute('class')) ?? ''); i++) {
+    await page.keyboard.press('ArrowDown');
+  }
+  await until('"Coder: Fix" focused', async () => /focused|selected/.test((await action.getAttribute('class')) ?? ''), 5000);
+  await page.keyboard.press('Enter');
+  step('ran "Coder: Fix"');
+  await acceptReview('app.py');
+  await until('the code action fix on disk', async () => disk().includes('return a + b'));
+  await until('the editor to show the code action fix', async () => (await editorText()).includes('return a + b'));
+  await until('the code action answer in the transcript', async () => (await transcriptText()).includes('Code action fix applied.'));
+  await screenshot('code-action-fix');
+
+  // 8. an edit of a file that is not open: the server writes it (editApplied onDisk)
+  await send('util.py needs a docstring');
+  await acceptReview('util.py');
+  await until('the util.py answer in the transcript', async () => (await transcriptText()).includes('util.py documented.'));
+  await until('util.py on disk', async () => readFileSync(join(WS, 'util.py'), 'utf8').includes('Twice x.'));
+  // VS Code loaded util.py (in an editor) to apply the edit: that copy must not stay
+  // dirty (the Explorer's badge counts dirty files) and must not be saved over the server's
+  const dirtyBadge = async () =>
+    (await page.locator('.activitybar .action-item a[aria-label^="Explorer"] ~ .badge .badge-content').first().textContent({ timeout: 1000 }).catch(() => '')) || '';
+  await until('no dirty copy of util.py (Explorer badge empty)', async () => (await dirtyBadge()).trim() === '', 15000);
+  if (!readFileSync(join(WS, 'util.py'), 'utf8').includes('Twice x.')) throw new Error('util.py lost the edit');
+  await screenshot('on-disk-edit');
+  step('all steps passed');
+} catch (e) {
+  console.error(`e2e failed: ${e.stack || e}`);
+  try {
+    await screenshot('failure');
+    console.error(`transcript:\n${await transcriptText()}`);
+  } catch {
+    /* the page is gone */
+  }
+  if (consoleErrors.length) console.error(`browser console errors (last 10):\n${consoleErrors.slice(-10).join('\n')}`);
+  await browser.close();
+  process.exit(1);
+}
+await browser.close();
