@@ -25,6 +25,9 @@ _KINDS = {
     "info": types.MessageType.Info,
     "log": types.MessageType.Log,
 }
+# How long a client may take, after answering a reviewed applyEdit, to send the copy it
+# loaded of a file that was not open (VS Code: didOpen, then didChange).
+LOADED_COPY_GRACE_SECONDS = 1.0
 
 
 def resolve_caps(caps: types.ClientCapabilities) -> ClientCaps:
@@ -42,6 +45,13 @@ def resolve_caps(caps: types.ClientCapabilities) -> ClientCaps:
         show_message_request=True,  # window/showMessageRequest is in every LSP version
         change_annotations=bool(edit and edit.change_annotation_support is not None),
     )
+
+
+def _disk_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -110,6 +120,7 @@ class LspHost:
             return EditOutcome(applied=True, written_to_disk=True)
         was_open = {ch.path: self._is_open(ch.path) for ch in to_client}
         review = request.needs_confirmation and self._caps.change_annotations
+        before = {ch.path: _disk_text(Path(ch.path)) for ch in to_client if review and not was_open[ch.path]}
         edit = workspace_edit(tuple(to_client), self._caps, review_label=request.label if review else None)
         result = await self.server.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(edit=edit, label=request.label)
@@ -118,11 +129,13 @@ class LspHost:
             return EditOutcome(applied=False, reason=result.failure_reason or "the editor did not apply it")
         if review:
             # The user may have applied only part: never write our intended text over theirs.
-            # A file the client opened to apply the edit: its buffer goes to disk (one writer).
+            # A file the client loaded to apply the edit: its buffer goes to disk (one writer).
             for ch in to_client:
-                doc = None if was_open[ch.path] else self.open_document(Path(ch.path))
-                if doc is not None:
-                    await asyncio.to_thread(atomic_write, Path(ch.path), doc.text)
+                if was_open[ch.path]:
+                    continue
+                text = await self._loaded_copy(Path(ch.path), before[ch.path])
+                if text is not None:
+                    await asyncio.to_thread(atomic_write, Path(ch.path), text)
             return EditOutcome(applied=True, written_to_disk=not any(was_open.values()))
         # Files the user did not have open: the server is their one writer (so the shell and
         # tests see the change); `EditApplied.on_disk` tells the client not to save its copy.
@@ -130,6 +143,23 @@ class LspHost:
             if not was_open[ch.path]:
                 await asyncio.to_thread(atomic_write, Path(ch.path), ch.new_text)
         return EditOutcome(applied=True, written_to_disk=not any(was_open.values()))
+
+    async def _loaded_copy(self, path: Path, before: str | None) -> str | None:
+        """What the user kept of a reviewed edit of a file they did not have open: the copy
+        the client loaded to apply it (VS Code sends its didOpen/didChange after answering
+        the applyEdit). None when the disk already changed (the client saved it) or no
+        changed copy arrived within the grace period (nothing was applied)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LOADED_COPY_GRACE_SECONDS
+        while True:
+            if _disk_text(path) != before:
+                return None
+            doc = self.open_document(path)
+            if doc is not None and doc.text != before:
+                return doc.text
+            if loop.time() >= deadline:
+                return None
+            await asyncio.sleep(0.05)
 
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
         await self.progress.begin(submission_id, title, message)

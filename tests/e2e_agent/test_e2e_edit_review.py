@@ -255,3 +255,28 @@ async def test_a_did_change_that_trails_the_answer_is_still_read(ws: Path, fake)
         assert result["status"] == "completed", result
     block = tool_results(fake.message_requests[1])["toolu_l1"]
     assert not block.get("is_error") and "Edited app.py: 2 edits" in result_text(block), block
+
+
+async def test_a_file_not_open_is_loaded_by_the_editor_and_its_buffer_is_the_truth(ws: Path, fake) -> None:
+    """VS Code applies a reviewed edit of a file that is not open to a copy it loads, and
+    tells the server with didOpen/didChange after its answer: the server reads that copy
+    and writes what was kept to disk (the user never saves a file they did not open)."""
+    fake.push(calls(tool_call("multiEdit", TWO_HUNKS, "toolu_n1")), reply("ok"))
+    async with lsp_session(ws, caps=review_caps(), env=api_env(fake)) as s:
+        uri = (ws / "app.py").as_uri()
+
+        def load_then_change(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            _, edits = reviewed_edit(params)
+            kept = apply_some(APP, edits, {1})
+            loop = asyncio.get_running_loop()
+            loop.call_later(0.2, lambda: s.open("app.py", APP, version=1))
+            loop.call_later(0.3, change_buffer, s, uri, 2, kept)
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        s.answer_edit = load_then_change
+        result = await s.execute("coder.input", {"text": "fix"})
+        assert result["status"] == "completed", result
+    text = result_text(tool_results(fake.message_requests[1])["toolu_n1"])
+    applied_part, rejected_part = text.split("Rejected")
+    assert "line 6" in applied_part and "line 2" in rejected_part, text
+    assert (ws / "app.py").read_text() == SECOND_ONLY
