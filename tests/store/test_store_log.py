@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import msgspec
@@ -293,7 +292,8 @@ def test_open_upgrades_old_log_before_appending(tmp_path: Path) -> None:
     assert loaded.message_count == 4 and loaded.skipped_lines == 0
 
 
-def test_read_10k_messages_is_fast(tmp_path: Path) -> None:
+def test_read_10k_messages(tmp_path: Path) -> None:
+    """A long session reads back whole (its speed is measured in benchmarks/, not here)."""
     block = "word " * 40
     with SessionLog.create(tmp_path, "big", "/w") as log:
         log.extend(
@@ -303,13 +303,9 @@ def test_read_10k_messages_is_fast(tmp_path: Path) -> None:
             )
             for i in range(10_000)
         )
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        loaded = log.read()
-        best = min(best, time.perf_counter() - start)
+    loaded = log.read()
     assert loaded.message_count == 10_000 and len(loaded.context) == 10_000
-    assert best < 0.2, f"reading 10,000 messages took {best * 1000:.1f} ms"
+    assert loaded.context[-1].content == [TextBlock(text=block)]
 
 
 def test_entries_are_plain_msgspec_json(tmp_path: Path) -> None:
