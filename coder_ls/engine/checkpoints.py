@@ -125,6 +125,7 @@ class Checkpoints:
         self._trees: dict[str, str] = {}  # commit -> tree
         self._skipped: dict[str, list[str]] = {}  # commit -> paths too large to snapshot
         self._tree_skipped: dict[str, list[str]] = {}  # tree written here -> paths too large
+        self._texts: dict[tuple[str, str], str | None] = {}  # (commit, path) -> text (None: binary)
         home = self.dir / "home"
         self._env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -233,6 +234,29 @@ class Checkpoints:
         """The paths `/undo --all` would restore or remove (raises `NotAGitRepo`)."""
         restored, removed = await worktree_changes(self.root)
         return sorted({*restored, *removed})
+
+    async def submission_texts(self, rel: str) -> tuple[str, str, str] | None:
+        """(submission id, text before, text after) of `rel` for the newest recorded
+        submission that changed it; None when none did (or it is not text). Cached per
+        snapshot commit: code-action requests come on every cursor move."""
+        records = [r for r in self.pending() if rel in r.paths]
+        if not records:
+            return None
+        rec = records[-1]
+        texts = []
+        for commit in (rec.before, rec.after):
+            key = (commit, rel)
+            if key not in self._texts:
+                run = await self._git("cat-file", "blob", f"{commit}:{rel}", check=False, literal=True)
+                data = run.stdout if run.returncode == 0 else b""
+                self._texts[key] = None if b"\0" in data[:8192] else data.decode("utf-8", errors="replace")
+                while len(self._texts) > _MAX_KNOWN_TREES:
+                    del self._texts[next(iter(self._texts))]
+            text = self._texts[key]
+            if text is None:
+                return None
+            texts.append(text)
+        return rec.submission_id, texts[0], texts[1]
 
     def pending(self) -> list[Record]:
         """The recorded submissions, oldest first (what successive `/undo`s would revert)."""

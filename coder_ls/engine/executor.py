@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from coder_ls.engine.agent_api import AgentRunner, NoAgent, TurnContext
+from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.builtin import register_builtins
@@ -74,6 +75,28 @@ class Engine:
         if self._checkpoints is None:
             self._checkpoints = Checkpoints(self.root)
         return self._checkpoints
+
+    async def revert_hunks(self, path: Path, current: str, first_line: int, last_line: int) -> list[RevertHunk]:
+        """The hunks the last submission that changed `path` wrote and that are still intact
+        at lines `first_line..last_line` of `current` (the "Revert agent change" action)."""
+        rel = await asyncio.to_thread(self._recorded_rel, path)
+        if rel is None:
+            return []
+        texts = await self.checkpoints.submission_texts(rel)
+        if texts is None:
+            return []
+        submission_id, before, after = texts
+        return await asyncio.to_thread(revert_hunks, before, after, current, first_line, last_line, submission_id)
+
+    def _recorded_rel(self, path: Path) -> str | None:
+        """`path` relative to the workspace, when submissions were ever recorded (a code-action
+        request must not start the checkpoints of a workspace that has none)."""
+        if self._checkpoints is None and not (self.root / ".coder" / "checkpoints" / "records.json").is_file():
+            return None
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except (OSError, ValueError):
+            return None
 
     # -- configuration ------------------------------------------------------------------
     @property
