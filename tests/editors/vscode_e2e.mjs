@@ -1,7 +1,7 @@
 // Drives a real VS Code (code-server) in Debian's Chromium through the Coder extension:
 // the chat panel, /help, `!echo hi`, an agent edit accepted in VS Code's Refactor
 // Preview (the edit is the approval question), /undo, Cancel of a running `!sleep 30` in the extension's Cancel
-// notification, and the "Coder: Fix" code action. Asserts what the page shows (and
+// notification, the "Coder: Fix" code action, and "Coder: Revert agent change". Asserts what the page shows (and
 // the file on disk), and saves a screenshot per step. Run by scripts/e2e-editors:
 //   CODER_E2E_URL (code-server URL with ?folder=), CODER_E2E_WS (the workspace),
 //   CODER_E2E_ARTIFACTS (screenshots), CODER_E2E_CACHE (holds node_modules/playwright-core)
@@ -201,6 +201,23 @@ try {
   await until('no dirty copy of util.py (Explorer badge empty)', async () => (await dirtyBadge()).trim() === '', 15000);
   if (!readFileSync(join(WS, 'util.py'), 'utf8').includes('Twice x.')) throw new Error('util.py lost the edit');
   await screenshot('on-disk-edit');
+
+  // 9. "Coder: Revert agent change" on the line the code action's fix wrote
+  await page.locator('.tabs-container .tab', { hasText: 'app.py' }).first().click();
+  await until('app.py showing the fix', async () => (await editorText()).includes('return a + b'));
+  await page.locator('.editor-instance .view-line', { hasText: 'return a + b' }).first().click();
+  await page.keyboard.press('Control+.');
+  const revert = page.locator('.action-widget .monaco-list-row', { hasText: 'Coder: Revert agent change' }).first();
+  await revert.waitFor({ state: 'visible', timeout: 20000 });
+  await screenshot('revert-action');
+  for (let i = 0; i < 8 && !/\bfocused\b/.test((await revert.getAttribute('class')) ?? ''); i++) {
+    await page.keyboard.press('ArrowDown');
+  }
+  await until('"Coder: Revert agent change" focused', async () => /focused|selected/.test((await revert.getAttribute('class')) ?? ''), 5000);
+  await page.keyboard.press('Enter');
+  await until('the editor to show the line before the fix', async () => (await editorText()).includes('return a - b'));
+  step('reverted the fix from the light bulb');
+  await screenshot('reverted');
   step('all steps passed');
 } catch (e) {
   console.error(`e2e failed: ${e.stack || e}`);
