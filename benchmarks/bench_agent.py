@@ -20,7 +20,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO, SMALL_REPO, EventWaiter, Result, coder_server, init_git, median, now, temp_root
+from common import (
+    REPO,
+    SMALL_REPO,
+    EventWaiter,
+    Result,
+    coder_server,
+    init_git,
+    median,
+    now,
+    temp_root,
+    write_user_config,
+)
 
 sys.path.insert(0, str(REPO / "tests" / "fakes"))
 from anthropic_server import FakeAnthropicServer, hang, reply
@@ -51,8 +62,7 @@ def agent_workspace(tmp: Path) -> Path:
     files = dict(SMALL_REPO)
     files["small.txt"] = "".join(f"line {i}: the quick brown fox\n" for i in range(20))
     root = init_git(tmp / "ws", files)
-    (root / ".coder").mkdir(exist_ok=True)
-    (root / ".coder" / "config.json").write_text(json.dumps({"permissions": "yolo"}))
+    write_user_config(root, {"permissions": "yolo"})
     return root
 
 

@@ -22,7 +22,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO, SMALL_REPO, LspClient, Result, init_git, median, rss_mb, server_env, temp_root
+from common import (
+    REPO,
+    SMALL_REPO,
+    LspClient,
+    Result,
+    init_git,
+    median,
+    rss_mb,
+    server_env,
+    temp_root,
+    write_user_config,
+)
 
 sys.path.insert(0, str(REPO / "tests" / "fakes"))
 from anthropic_server import FakeAnthropicServer, reply
@@ -39,8 +50,7 @@ def _workspace(tmp: Path) -> Path:
     files = dict(SMALL_REPO)
     files["twenty.txt"] = TWENTY_LINES
     root = init_git(tmp / f"ws{next(_ids)}", files)
-    (root / ".coder").mkdir(exist_ok=True)
-    (root / ".coder" / "config.json").write_text(json.dumps({"permissions": "yolo"}))
+    write_user_config(root, {"permissions": "yolo"})
     return root
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import math
 import os
 import shutil
@@ -176,8 +177,17 @@ def server_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str
     xdg = root.parent / f".xdg-{root.name}"
     xdg.mkdir(exist_ok=True)
     env["XDG_CONFIG_HOME"] = str(xdg)
+    env["XDG_STATE_HOME"] = str(root.parent / f".xdg-state-{root.name}")
     env.update(extra or {})
     return env
+
+
+def write_user_config(root: Path, values: dict[str, Any]) -> None:
+    """The user's own config file for a server on `root` (its private XDG dir): settings a
+    workspace file could not widen without /trust, such as the permission preset."""
+    path = root.parent / f".xdg-{root.name}" / "coder" / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(values))
 
 
 # ------------------------------------------------------------------ the client

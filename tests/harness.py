@@ -169,9 +169,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def trust_workspace_config(root: Path) -> None:
+    """What `/trust` records: the user trusts the widening settings of `root`'s
+    `.coder/config.json` as the file holds them now (for tests whose subject is the policy
+    those settings configure, not the trust itself; see tests/security/test_workspace_trust.py)."""
+    from coder_ls.engine.config import ConfigStore
+
+    ConfigStore(root, server_env(root)).trust_workspace()
+
+
 def server_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["XDG_CONFIG_HOME"] = str(root.parent / f".xdg-{root.name}")
+    env["XDG_STATE_HOME"] = str(root.parent / f".xdg-state-{root.name}")
     env.update(extra or {})
     return env
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from coder_ls.engine.trust import TrustStore, describe_widening, split_widening
 from coder_ls.protocol.config import Config
 
 _UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`(?: - at `\$([^`]*)`)?")
@@ -249,14 +250,21 @@ class ConfigStore:
         self.runtime: dict[str, Any] = {}  # set by /model and /permissions; wins over the rest
         self.config = Config()
         self.problems: list[ConfigProblem] = []
+        self.trust_store = TrustStore(env)
+        self.untrusted: dict[str, Any] = {}  # the workspace file's widening settings left out
 
     def layers(self) -> list[Layer]:
         problems: list[ConfigProblem] = []
         user_path = user_config_path(self.env)
         ws_path = workspace_config_path(self.root)
+        user_values = read_json_file(user_path, str(user_path), problems)
+        ws_values = expand_dotted(read_json_file(ws_path, str(ws_path), problems))
+        kept, wide = split_widening(ws_values, self._user_preset(user_values))
+        trusted = self.trust_store.is_trusted(self.root, wide)
+        self.untrusted = {} if trusted else wide
         layers = [
-            Layer(str(user_path), read_json_file(user_path, str(user_path), problems)),
-            Layer(str(ws_path), read_json_file(ws_path, str(ws_path), problems)),
+            Layer(str(user_path), user_values),
+            Layer(str(ws_path), ws_values if trusted else kept),
             Layer("initializationOptions", dict(self.init_options)),
             Layer("workspace/didChangeConfiguration (coder)", dict(self.client_settings)),
             Layer("commands", dict(self.runtime)),
@@ -281,6 +289,29 @@ class ConfigStore:
         self.problems = [*self._read_problems, *problems]
         return self.problems
 
+    def _user_preset(self, user_values: dict[str, Any] | None = None) -> str:
+        if user_values is None:
+            path = user_config_path(self.env)
+            user_values = read_json_file(path, str(path), [])
+        preset = expand_dotted(user_values).get("permissions")
+        return preset if isinstance(preset, str) else "balanced"
+
+    def trust_workspace(self) -> dict[str, Any]:
+        """`/trust`: the workspace file's widening settings, as they are now, apply from now
+        on (and in later sessions, until they change). Returns what was trusted."""
+        path = workspace_config_path(self.root)
+        _, wide = split_widening(expand_dotted(read_json_file(path, str(path), [])), self._user_preset())
+        self.trust_store.trust(self.root, wide)
+        return wide
+
+    def untrusted_message(self) -> str | None:
+        if not self.untrusted:
+            return None
+        return (
+            f"coder: {workspace_config_path(self.root)} asks for {describe_widening(self.untrusted)}: "
+            "left out until you trust it with /trust (these let commands run without asking you)"
+        )
+
     def update_workspace(self, mutate: Callable[[dict[str, Any]], None]) -> None:
         """Change `.coder/config.json` (atomic write); a malformed file is never overwritten."""
         path = workspace_config_path(self.root)
@@ -288,8 +319,13 @@ class ConfigStore:
         current = read_json_file(path, str(path), problems)
         if problems:
             raise ValueError(f"{path} cannot be used; fix it first ({problems[0].message})")
+        base = self._user_preset()
+        _, wide_before = split_widening(expand_dotted(current), base)
+        was_trusted = self.trust_store.is_trusted(self.root, wide_before)
         mutate(current)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".config.json.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(current, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        if was_trusted:  # the user's own change to a file they trusted (or that widened nothing)
+            self.trust_store.trust(self.root, split_widening(expand_dotted(current), base)[1])
+        from coder_ls.fsutil import write_atomic
+
+        text = json.dumps(current, indent=2, ensure_ascii=False) + "\n"
+        write_atomic(path, text.encode("utf-8"), root=self.root)

@@ -106,7 +106,21 @@ class Engine:
     def reload_config(self) -> str | None:
         """Recompute the configuration; a message for the user when part of it is bad."""
         problems = self.config_store.reload()
-        return describe(problems) if problems else None
+        messages = [describe(problems)] if problems else []
+        untrusted = self.config_store.untrusted_message()
+        if untrusted:
+            messages.append(untrusted)
+        return "\n".join(messages) or None
+
+    def trust_workspace(self) -> str:
+        """`/trust`: apply the workspace file's widening settings; what the user is told."""
+        from coder_ls.engine.trust import describe_widening
+
+        wide = self.config_store.trust_workspace()
+        self.reload_config()
+        if not wide:
+            return "Nothing to trust: .coder/config.json widens no permission."
+        return f"Trusted .coder/config.json: {describe_widening(wide)} now apply (until the file changes them)."
 
     def persist_settings(self, **values: Any) -> str | None:
         """`/model`, `/permissions`: into `.coder/config.json` and effective at once (the next

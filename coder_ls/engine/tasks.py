@@ -24,6 +24,7 @@ from coder_ls.protocol.actions import (
     RunPromptCommand,
     RunShell,
     SideQuestion,
+    TrustWorkspace,
     UndoLast,
 )
 from coder_ls.protocol.events import (
@@ -57,6 +58,8 @@ def task_for(action: Action) -> Task:
             return ChangeModelTask(action)
         case ChangePermissions(preset=preset):
             return ChangePermissionsTask(preset)
+        case TrustWorkspace():
+            return TrustTask()
         case ResetSession(kind=kind):
             return ResetTask(kind)
         case ResumeSession(session_id=session_id):
@@ -283,6 +286,20 @@ class ChangePermissionsTask:
         if saved is not None:
             ctx.result.reply += f"\n(not saved: {saved})"
         ctx.sub.emit(PermissionsChanged(preset=self.preset))
+
+
+@dataclass
+class TrustTask:
+    """`/trust`: the workspace file's widening settings apply; the preset may change."""
+
+    title: str = ""
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        before = ctx.engine.config.permissions
+        ctx.result.reply = ctx.engine.trust_workspace()
+        if ctx.engine.config.permissions != before:
+            ctx.sub.emit(PermissionsChanged(preset=ctx.engine.config.permissions))
 
 
 @dataclass

@@ -43,6 +43,10 @@ class ChangePermissions(msgspec.Struct, frozen=True):
     preset: str
 
 
+class TrustWorkspace(msgspec.Struct, frozen=True):
+    """`/trust`: apply the widening settings of the workspace's `.coder/config.json`."""
+
+
 class ResetSession(msgspec.Struct, frozen=True):
     """`/new` (kind new) or `/clear` (kind clear)."""
 
@@ -74,6 +78,7 @@ Action = (
     | RunShell
     | ChangeModel
     | ChangePermissions
+    | TrustWorkspace
     | ResetSession
     | ResumeSession
     | UndoLast

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from e2e_support import error_messages, write_json
-from harness import init_git, lsp_session
+from harness import init_git, lsp_session, trust_workspace_config
 from lsprotocol import types
 
 
@@ -101,6 +101,7 @@ async def test_layers_user_file_then_workspace_then_init_options(tmp_path):
     user = tmp_path / f".xdg-{root.name}" / "coder" / "config.json"  # the harness's XDG_CONFIG_HOME
     write_json(user, {"permissions": "strict", "timezone": "Europe/Paris", "shell": {"maxOutputBytes": 4}})
     write_json(root / ".coder" / "config.json", {"permissions": "auto-edit"})
+    trust_workspace_config(root)  # the user ran /trust: the file may widen the user's preset
     async with lsp_session(root, init_options={"shell": {"maxOutputBytes": 12}}) as s:
         assert (await s.execute("coder.permissions", {}))["data"]["preset"] == "auto-edit"
         assert (await s.execute("coder.sessions", {}))["data"]["timezone"] == "Europe/Paris"

@@ -69,7 +69,7 @@ def test_documented_eglot_config(tmp_path: Path) -> None:
     git(ws, "commit", "-q", "-m", "init")
     (ws / ".coder").mkdir()
     (ws / ".coder" / "config.json").write_text(
-        json.dumps({"provider": "scripted", "scriptedFile": "script.json", "permissions": "auto-edit"})
+        json.dumps({"provider": "scripted", "scriptedFile": "script.json"})
     )
     script = {
         "turns": [
@@ -83,12 +83,17 @@ def test_documented_eglot_config(tmp_path: Path) -> None:
     result_file = tmp_path / "result.json"
     home = tmp_path / "home"
     home.mkdir()
+    # the preset is the user's own setting (a workspace file cannot widen it untrusted)
+    (home / ".config" / "coder").mkdir(parents=True)
+    (home / ".config" / "coder" / "config.json").write_text(json.dumps({"permissions": "auto-edit"}))
     env = dict(os.environ)
     env.update(
         {
             # the documented config runs "coder-ls" from PATH: this venv's
             "PATH": str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
             "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
             "CODER_TEST_RESULT": str(result_file),
             "ANTHROPIC_API_KEY": "",
         }

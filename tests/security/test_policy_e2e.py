@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 from anthropic_server import FakeAnthropicServer, reply
 from e2e_agent.agent_e2e import APP, api_env, calls, result_text, tool_call, tool_results
-from harness import Session, full_caps, init_git, lsp_session
+from harness import Session, full_caps, init_git, lsp_session, trust_workspace_config
 
 
 @pytest.fixture
@@ -25,6 +25,7 @@ def workspace(tmp_path: Path, config: dict) -> Path:
     root = init_git(tmp_path / "ws", {"app.py": APP, "gen.py": "print('gen')\n"})
     (root / ".coder").mkdir(exist_ok=True)
     (root / ".coder" / "config.json").write_text(json.dumps(config))
+    trust_workspace_config(root)  # the policy these settings configure is the subject here
     return root
 
 

@@ -15,6 +15,7 @@ from coder_ls.protocol.actions import (
     ResetSession,
     ResumeSession,
     SideQuestion,
+    TrustWorkspace,
     UndoLast,
 )
 from coder_ls.protocol.config import PRESETS
@@ -179,6 +180,12 @@ async def cmd_btw(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(actions=[SideQuestion(question=args.strip())])
 
 
+async def cmd_trust(ctx: CommandContext, args: str) -> CommandOutcome:
+    if args.strip():
+        return _usage_error(f"/trust takes no argument, got {args.strip()!r}")
+    return CommandOutcome(actions=[TrustWorkspace()])
+
+
 async def cmd_undo(ctx: CommandContext, args: str) -> CommandOutcome:
     arg = args.strip()
     if arg == "":
@@ -198,6 +205,7 @@ def register_builtins(registry: Registry) -> None:
             "[strict|balanced|auto-edit|yolo]",
             cmd_permissions,
         ),
+        Command("trust", "Apply the permissions this workspace's .coder/config.json widens", "", cmd_trust),
         Command("new", "Start a new session", "", cmd_new),
         Command("clear", "Empty the model context of this session", "", cmd_clear),
         Command(

@@ -5,6 +5,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "help",
     "model",
     "permissions",
+    "trust",
     "new",
     "clear",
     "compact",
