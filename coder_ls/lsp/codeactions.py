@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from coder_ls.engine.agentlines import RevertHunk
 from coder_ls.lsp.edits import workspace_edit
 from coder_ls.lsp.host import resolve_caps
 from coder_ls.protocol.edits import FileChange, TextEdit
+
+if TYPE_CHECKING:
+    from coder_ls.engine.agentlines import RevertHunk
 
 log = logging.getLogger(__name__)
 REVERT_KIND = types.CodeActionKind.RefactorRewrite
