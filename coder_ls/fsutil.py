@@ -93,7 +93,6 @@ def write_atomic(
     target = Path(os.path.realpath(path))
     dir_fd = open_dir_beneath(root, target.parent, create=True)
     name = target.name
-    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         try:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -102,7 +101,18 @@ def write_atomic(
             mode = None
         if mode is None:
             mode = new_mode if new_mode is not None else default_file_mode()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+        replace_at(dir_fd, name, data, mode, fsync=fsync)
+    finally:
+        os.close(dir_fd)
+
+
+def replace_at(dir_fd: int, name: str, data: bytes, mode: int, *, fsync: bool = True) -> None:
+    """The one atomic replace: `data` into a new temporary beside `name` in the directory
+    `dir_fd` (O_EXCL|O_NOFOLLOW: never through a link), `mode` set whatever the umask, then
+    renamed over `name`. The temporary is removed when anything fails."""
+    tmp = f".{name[:200]}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
         try:
             view = memoryview(data)
             while view:
@@ -112,14 +122,11 @@ def write_atomic(
             os.fchmod(fd, mode)
         finally:
             os.close(fd)
-        try:
-            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dir_fd)
-            raise
-        if fsync:
-            with contextlib.suppress(OSError):
-                os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    if fsync:
+        with contextlib.suppress(OSError):
+            os.fsync(dir_fd)

@@ -400,10 +400,9 @@ class Checkpoints:
             return _State()
 
     def _save(self, state: _State) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.records_file.with_name(self.records_file.name + ".tmp")
-        tmp.write_bytes(msgspec.json.encode(state))
-        os.replace(tmp, self.records_file)
+        from coder_ls.fsutil import write_atomic
+
+        write_atomic(self.records_file, msgspec.json.encode(state), root=self.root, fsync=False)
 
 
 async def restore_to_head(root: Path) -> UndoOutcome:

@@ -20,6 +20,8 @@ import stat
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
+from coder_ls.fsutil import replace_at
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 GITLINK = "160000"
 SYMLINK = "120000"
@@ -161,18 +163,17 @@ def write_entry(root_fd: int, rel: str, mode: str, data: bytes) -> bool:
         if found is None:
             return False
         fd, name = found
+        if mode != SYMLINK:
+            try:
+                replace_at(fd, name, data, 0o755 if mode == "100755" else 0o644, fsync=False)
+            except OSError:
+                return False
+            return True
         tmp = f".{name[:200]}.coder-undo.{os.getpid()}"
         try:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp, dir_fd=fd)
-            if mode == SYMLINK:
-                os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
-            else:
-                perm = 0o755 if mode == "100755" else 0o644
-                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, perm, dir_fd=fd)
-                with os.fdopen(out, "wb") as f:
-                    f.write(data)
-                    os.fchmod(f.fileno(), perm)  # whatever the umask
+            os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
             os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
         except OSError:
             with contextlib.suppress(OSError):
