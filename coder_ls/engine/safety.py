@@ -35,6 +35,23 @@ _CODE_FORK = re.compile(
 _CODE_RMTREE = re.compile(r"rmtree\(\s*(['\"](/|~)[^'\"]*['\"]|os\.path\.expanduser|Path\.home|pathlib\.Path\(['\"]/)")
 _CODE_STRING = re.compile(r"'([^'\\]*)'|\"([^\"\\]*)\"|\bqq?\s*\(([^()]*)\)")
 _LISTERS = {"find", "fd", "git", "ls", "grep", "rg"}
+# Under the home directory: files that run code at the next login, shell, git call or
+# boot, and the keys that let someone in. Writing them is how code persists.
+_HOME_STARTUP = frozenset(
+    ".bashrc .bash_profile .bash_login .bash_logout .profile .zshrc .zprofile .zshenv .zlogin .kshrc .cshrc "
+    ".tcshrc .xinitrc .xprofile .xsessionrc .pam_environment .gitconfig .npmrc .pypirc .netrc".split()
+)
+_HOME_STARTUP_DIRS = (
+    ".ssh",
+    ".gnupg",
+    ".config/autostart",
+    ".config/systemd",
+    ".config/fish",
+    ".config/git",
+    ".local/bin",
+)
+_CRON_DIRS = ("/var/spool/cron", "/etc/cron.d", "/etc/cron.daily", "/etc/cron.hourly")
+_SYMBOLIC = re.compile(r"--symbolic|-[a-zA-Z]*s[a-zA-Z]*")
 _SEPARATOR = re.compile(r"&&|\|\||[;\n|&]|\[\[|\]\]")
 ASYNC_THRESHOLD = 16 * 1024  # longer lines are checked in a worker thread
 
@@ -46,6 +63,7 @@ class _Ctx:
     cwd: Path | None  # None once a `cd` went somewhere unknown
     temps: tuple[Path, ...]
     depth: int = 0
+    links: dict[Path, Path] | None = None  # `ln -s TARGET LINK` earlier in the line: LINK -> TARGET
 
 
 def check_command(command: str, root: Path, *, cwd: Path | None = None, home: Path | None = None) -> str | None:
@@ -84,6 +102,9 @@ def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
     if "IFS" in line.text and any(None in c.words for c in line.commands):
         return "words split on a changed IFS cannot be checked"
     cdpath = any("CDPATH" in c.assignments for c in line.commands) or "CDPATH" in line.text
+    for cmd in line.commands:  # links the line makes: later writes through them go where they point
+        if cmd.program == "ln" and any(a is not None and _SYMBOLIC.fullmatch(a) for a in cmd.args):
+            _note_link([a for a in cmd.args if a is not None], ctx)
     for redirect in line.redirects:
         if (
             redirect.writes
@@ -95,6 +116,12 @@ def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
         if cmd.program in ("cd", "pushd", "popd"):
             _change_dir(cmd, ctx, cdpath)
             continue
+        if (
+            cmd.program in SHELLS
+            and not [a for a in cmd.args if a is None or not a.startswith("-")]
+            and any(r.op == "<" and r.target is None for r in cmd.redirects)
+        ):
+            return f"{cmd.program} runs a script read from a substitution, so what it would do cannot be checked"
         if reason := _check_command(cmd, ctx):
             return reason
     return None
@@ -142,6 +169,8 @@ def _check_command(cmd: Command, ctx: _Ctx) -> str | None:
         return f"`{shown}` would kill every process (or init)"
     if name == "crontab" and "-r" in known:
         return f"`{shown}` deletes your crontab"
+    if name == "crontab" and not {"-l", "-r"} & set(known):
+        return f"`{shown}` installs a crontab: commands that would run on a schedule, out of sight"
     if name in ("rm", "unlink", "shred", "srm", "rmdir"):
         return _check_delete(shown, args, ctx, cmd)
     if name == "find":
@@ -153,6 +182,9 @@ def _check_command(cmd: Command, ctx: _Ctx) -> str | None:
     if name in ("chmod", "chown", "chgrp"):
         return _check_permissions(shown, name, args, ctx)
     if name == "mv":
+        paths = [a for a in known if not a.startswith("-")]
+        if len(paths) >= 2 and (reason := _write_target(paths[-1], ctx, truncate=True)):
+            return f"`{shown}`: {reason}"
         return _check_move(shown, known, ctx)
     if name == "dd":
         for a in known:
@@ -164,7 +196,7 @@ def _check_command(cmd: Command, ctx: _Ctx) -> str | None:
         targets = [a for a in known if not a.startswith("-")]
         targets = targets if name == "tee" else targets[-1:]
         for target in targets:
-            if reason := _write_target(target, ctx, truncate=name != "tee" or "-a" not in known):
+            if reason := _write_target(target, ctx, truncate=name != "tee" or "-a" not in known, link=name == "ln"):
                 return f"`{shown}`: {reason}"
     return None
 
@@ -325,7 +357,20 @@ def _check_delete(shown: str, args: list[str | None], ctx: _Ctx, cmd: Command) -
             return f"`{shown}` would delete {where}"
     if cmd.args_from_stdin and recursive and not _listed_inside(cmd, ctx):
         return f"`{shown}` would recursively delete paths read from its input, which cannot be known"
+    if cmd.args_from_stdin and recursive and not _null_separated(cmd):
+        return (
+            f"`{shown}` would recursively delete names split on blanks: a folder named `a ` holding `etc` "
+            "lists as `./a /etc`, which becomes /etc. Use `find … -print0 | xargs -0` or `find … -exec rm -r {} +`"
+        )
     return None
+
+
+def _null_separated(cmd: Command) -> bool:
+    """xargs reading NUL- or newline-separated names (`-0`, `--null`, `-d '\\n'`)."""
+    written = [w for w in cmd.written if w is not None]
+    if "xargs" not in [os.path.basename(w) for w in written]:
+        return True  # the names do not come through xargs (`while read`, …): not this case
+    return any(w in ("-0", "--null") or w.startswith(("-d", "--delimiter")) or w.startswith("-0") for w in written)
 
 
 def _listed_inside(cmd: Command, ctx: _Ctx) -> bool:
@@ -424,16 +469,58 @@ def _system_path(real: Path) -> str | None:
     return None
 
 
-def _write_target(target: str, ctx: _Ctx, *, truncate: bool) -> str | None:
-    """Why writing to `target` is destructive (a disk device, the kernel, system files)."""
-    resolved = None if target.isdigit() else _target(target, ctx, resolve=False)
-    if not resolved:
+def _note_link(args: list[str], ctx: _Ctx) -> None:
+    """`ln -s TARGET LINK` (or `ln -s TARGET DIR/`): later words under LINK go to TARGET."""
+    paths = [a for a in args if not a.startswith("-")]
+    if len(paths) < 2:
+        return
+    source = _target(paths[0], ctx, resolve=False)
+    link = _target(paths[-1], ctx, resolve=False)
+    if source and link:
+        if ctx.links is None:
+            ctx.links = {}
+        ctx.links[link[0]] = source[0]
+
+
+def _through_links(path: Path, ctx: _Ctx) -> Path:
+    for link, target in (ctx.links or {}).items():
+        if path == link or link in path.parents:
+            return target / path.relative_to(link)
+    return path
+
+
+def _write_target(target: str, ctx: _Ctx, *, truncate: bool, link: bool = False) -> str | None:
+    """Why writing to `target` is destructive or persistent (a disk device, the kernel,
+    system files, the files that run code at login or boot, keys)."""
+    plain = None if target.isdigit() else _target(target, ctx, resolve=False)
+    if not plain:
         return None
-    text = str(resolved[0])
+    if plain[0].as_posix().startswith("/dev/"):
+        text = plain[0].as_posix()  # a device node: never resolved (/dev/stdout is a link)
+    elif link:  # `ln` makes the name itself (a link there is replaced, not followed)
+        text = str(Path(os.path.realpath(plain[0].parent)) / plain[0].name)
+    else:
+        text = os.path.realpath(_through_links(plain[0], ctx))  # a write follows links
     if text.startswith("/dev/") and text[5:].partition("/")[0] not in _SAFE_DEVICES:
         return f"writing to the device {text} would destroy its data"
     if any(text == d or text.startswith(d + "/") for d in ("/proc", "/sys")):
         return f"writing to {text} changes the running kernel"
+    if any(text == d or text.startswith(d + "/") for d in _CRON_DIRS):
+        return f"writing {text} schedules commands that would run out of sight"
     if truncate and _system_path(Path(text)) and os.path.exists(text):
         return f"overwriting {text} would break the system"
+    if any(text.startswith(d + "/") for d in _SYSTEM_DIRS):
+        return f"writing {text} changes the system's own files"
+    if reason := _home_startup(Path(text), ctx):
+        return reason
+    return None
+
+
+def _home_startup(real: Path, ctx: _Ctx) -> str | None:
+    home = ctx.home
+    if home not in real.parents or ctx.root == real or ctx.root in real.parents:
+        return None
+    rel = real.relative_to(home).as_posix()
+    if rel in _HOME_STARTUP or any(rel == d or rel.startswith(d + "/") for d in _HOME_STARTUP_DIRS):
+        return f"writing {real} would plant code that runs at your next login, shell or git call (or a key)"
     return None
