@@ -1,4 +1,5 @@
-"""The OS sandbox of the agent's shell (bubblewrap), built from `sandbox.*` settings.
+"""The OS sandbox of the agent's shell, built from `sandbox.*` settings: bubblewrap where
+it works, else Landlock (`engine/landlock.py`), else none (the caller warns once).
 
 `workspace-write` (the default): the whole filesystem read-only, the workspace
 writable except `.git/hooks`, `.git/config` and `.coder/` (bound read-only over
@@ -7,9 +8,13 @@ it), a private writable /tmp, a per-workspace writable cache directory (see
 namespace; no network unless `sandbox.network`; the sandbox dies with the server.
 `read-only`: the same without the workspace and writable roots.
 
-Where bubblewrap does not work (probed once per process with a trivial
-command), `available()` is False and the caller runs commands unsandboxed
-after warning the user once.
+Where bubblewrap does not work (probed once per process with a trivial command),
+Landlock does the same with what it can: writes only beneath granted paths, no TCP
+(ABI 4), no signals to processes outside (ABI 6), but no mount or PID namespace, so the
+protected paths are left out of the grants instead of bound read-only over them, and
+/tmp is the session's private directory through TMPDIR. `CODER_SANDBOX_BACKEND`
+(`bwrap`, `landlock`, `none`) forces one. With none, `available()` is False and the
+caller runs commands unsandboxed after warning the user once.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +35,8 @@ from coder_ls.protocol.config import SandboxConfig
 # Caches that tools keep under ~ (read-only in the sandbox) go to a per-workspace directory.
 CACHE_ENV = ("XDG_CACHE_HOME", "npm_config_cache", "PIP_CACHE_DIR", "GOCACHE", "GOMODCACHE", "YARN_CACHE_FOLDER")
 PROTECTED = (".git/hooks", ".git/config", ".coder")
+PROTECTED_TOP = frozenset({".git", ".coder"})
+PROTECTED_GIT = frozenset({"hooks", "config"})
 # What a command that failed because of the sandbox says.
 SANDBOX_FAILURES = (
     "read-only file system",
@@ -48,8 +56,9 @@ class Sandbox(msgspec.Struct, frozen=True):
     mode: str  # "workspace-write" | "read-only"
     network: bool
     writable: tuple[str, ...]  # extra writable roots that exist
-    tmp: str  # bound as /tmp
+    tmp: str  # bound as /tmp (Landlock: TMPDIR)
     cache: str
+    backend: str = "bwrap"  # "bwrap" | "landlock"
 
 
 @functools.cache
@@ -72,8 +81,28 @@ def bwrap_path() -> str | None:
     return exe if probe.returncode == 0 else None
 
 
+@functools.cache
+def landlock_abi() -> int:
+    from coder_ls.engine.landlock import abi
+
+    return abi()
+
+
+def backend() -> str:
+    """`bwrap`, `landlock` or `none`: the best that works here, or what
+    CODER_SANDBOX_BACKEND forces (a forced one that does not work here is none)."""
+    forced = os.environ.get("CODER_SANDBOX_BACKEND", "").strip().lower()
+    if forced == "none":
+        return "none"
+    if forced in ("", "bwrap") and bwrap_path() is not None:
+        return "bwrap"
+    if forced in ("", "landlock") and landlock_abi() >= 1:
+        return "landlock"
+    return "none"
+
+
 def available() -> bool:
-    return bwrap_path() is not None
+    return backend() != "none"
 
 
 def cache_dir(root: Path) -> Path:
@@ -85,7 +114,8 @@ def cache_dir(root: Path) -> Path:
 
 def resolve(config: SandboxConfig, root: Path, tmp: Path) -> Sandbox | None:
     """The sandbox `config` asks for, or None (`off`, or no sandbox on this machine)."""
-    if config.mode == "off" or not available():
+    kind = backend()
+    if config.mode == "off" or kind == "none":
         return None
     root = root.resolve()
     writable = []
@@ -104,12 +134,13 @@ def resolve(config: SandboxConfig, root: Path, tmp: Path) -> Sandbox | None:
         writable=tuple(writable),
         tmp=str(tmp),
         cache=str(cache),
+        backend=kind,
     )
 
 
 def forced_env(sb: Sandbox) -> dict[str, str]:
     """Variables set for each sandboxed command (and restored afterwards)."""
-    env = {"TMPDIR": "/tmp"}
+    env = {"TMPDIR": "/tmp" if sb.backend == "bwrap" else sb.tmp}
     env.update(dict.fromkeys(CACHE_ENV, sb.cache))
     env["GOCACHE"] = os.path.join(sb.cache, "go-build")
     env["GOMODCACHE"] = os.path.join(sb.cache, "go-mod")
@@ -149,8 +180,48 @@ def _protect(root: Path) -> list[str]:
     return args
 
 
+# Devices a command may write (a redirection to /dev/null, a terminal); the rest stay read-only.
+WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx")
+WRITABLE_DEVICE_DIRS = ("/dev/pts", "/dev/shm")
+LAUNCHER = str(Path(__file__).with_name("landlock.py"))
+
+
+def landlock_grants(sb: Sandbox, extra_writable: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """(directories, files) a Landlock-sandboxed command may write. The workspace is granted
+    entry by entry without `.git` and `.coder`, `.git` entry by entry without `hooks` and
+    `config`: Landlock cannot take a subpath back out of a granted directory."""
+    dirs = [sb.tmp, sb.cache, *extra_writable, *(d for d in WRITABLE_DEVICE_DIRS if os.path.isdir(d))]
+    files = [f for f in WRITABLE_DEVICES if os.path.exists(f)]
+    if sb.mode != "workspace-write":
+        return dirs, files
+    dirs += sb.writable
+    root = Path(sb.root)
+    for skip, folder in ((PROTECTED_TOP, root), (PROTECTED_GIT, root / ".git")):
+        if folder != root and (folder.is_symlink() or not folder.is_dir()):
+            continue  # a worktree's `.git` file, or a link: not granted at all
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name in skip or entry.is_symlink():
+                continue  # a link is not granted: what it points to is not the workspace's
+            (dirs if entry.is_dir(follow_symlinks=False) else files).append(entry.path)
+    return dirs, files
+
+
 def wrap(sb: Sandbox, argv: Sequence[str], extra_writable: Sequence[str] = ()) -> list[str]:
     """`argv` run inside the sandbox."""
+    if sb.backend == "landlock":
+        dirs, files = landlock_grants(sb, extra_writable)
+        args = [sys.executable, "-I", "-S", LAUNCHER]
+        for d in dirs:
+            args += ["--write", d]
+        for f in files:
+            args += ["--write-file", f]
+        if not sb.network:
+            args.append("--no-network")
+        return [*args, "--", *argv]
     exe = bwrap_path()
     assert exe is not None
     root = Path(sb.root)

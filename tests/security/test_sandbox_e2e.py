@@ -27,7 +27,7 @@ from coder_ls.engine import sandbox
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Unknown progress token"),
-    pytest.mark.skipif(not sandbox.available(), reason="bubblewrap does not work on this machine"),
+    pytest.mark.skipif(sandbox.bwrap_path() is None, reason="bubblewrap does not work on this machine"),
 ]
 
 

@@ -415,8 +415,8 @@ async def test_a_sandboxed_command_keeps_state_and_restores_forced_variables(tmp
     from coder_ls.engine import sandbox
     from coder_ls.protocol.config import SandboxConfig
 
-    if not sandbox.available():
-        pytest.skip("bubblewrap does not work here")
+    if sandbox.backend() != "bwrap":
+        pytest.skip("bubblewrap does not work here (or another backend is forced)")
     sh = PersistentShell(tmp_path)
     try:
         box = sh.sandbox_for(SandboxConfig())
@@ -452,3 +452,39 @@ def test_no_sandbox_warns_once_per_host(monkeypatch: pytest.MonkeyPatch) -> None
     for _ in range(3):
         assert bash.sandbox_options(sh, Config(), host)["box"] is None  # type: ignore[arg-type]
     assert [k for k, _ in shown] == ["warning"]
+
+
+def test_the_backend_is_bwrap_then_landlock_then_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    from coder_ls.engine import sandbox
+
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: "/usr/bin/bwrap")
+    monkeypatch.setattr(sandbox, "landlock_abi", lambda: 7)
+    monkeypatch.delenv("CODER_SANDBOX_BACKEND", raising=False)
+    assert sandbox.backend() == "bwrap"
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: None)
+    assert sandbox.backend() == "landlock"
+    monkeypatch.setattr(sandbox, "landlock_abi", lambda: 0)
+    assert sandbox.backend() == "none" and not sandbox.available()
+    monkeypatch.setattr(sandbox, "landlock_abi", lambda: 7)
+    monkeypatch.setenv("CODER_SANDBOX_BACKEND", "bwrap")  # forced but not working here: none
+    assert sandbox.backend() == "none"
+    monkeypatch.setenv("CODER_SANDBOX_BACKEND", "none")
+    assert sandbox.backend() == "none"
+
+
+def test_landlock_grants_leave_the_protected_paths_out(tmp_path: Path) -> None:
+    from coder_ls.engine import sandbox
+
+    root = tmp_path / "ws"
+    for d in ("src", ".git/hooks", ".git/objects", ".coder"):
+        (root / d).mkdir(parents=True)
+    for f in ("README.md", ".git/config", ".git/HEAD"):
+        (root / f).write_text("x\n")
+    (root / "link").symlink_to("/etc")
+    box = sandbox.Sandbox(str(root), "workspace-write", False, (), str(tmp_path / "t"), str(tmp_path / "c"), "landlock")
+    dirs, files = sandbox.landlock_grants(box)
+    granted = {Path(p).relative_to(root).as_posix() for p in (*dirs, *files) if Path(p).is_relative_to(root)}
+    assert granted == {"src", "README.md", ".git/objects", ".git/HEAD"}
+    read_only = sandbox.Sandbox(str(root), "read-only", False, (), str(tmp_path / "t"), str(tmp_path / "c"), "landlock")
+    dirs, files = sandbox.landlock_grants(read_only)
+    assert not [p for p in (*dirs, *files) if Path(p).is_relative_to(root)]

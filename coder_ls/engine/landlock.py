@@ -1,0 +1,161 @@
+"""Landlock: the agent shell's sandbox where bubblewrap does not work.
+
+Run as a launcher in front of a command, without `site` (only the standard library):
+
+    python -I -S landlock.py --write DIR --write-file FILE ... [--no-network] -- ARGV...
+
+It restricts itself (Linux Landlock, unprivileged: `PR_SET_NO_NEW_PRIVS`, then
+`landlock_create_ruleset` / `landlock_add_rule` / `landlock_restrict_self`) and execs
+ARGV, which inherits the restriction, as do its children: the whole filesystem stays
+readable and executable, and only the given directories (everything beneath them) and
+files can be written, created, removed or renamed into. With ABI 4 and `--no-network`,
+TCP bind and connect are refused; with ABI 6 the command can neither signal processes
+outside its domain (the server) nor reach abstract Unix sockets. If the kernel cannot
+restrict, it says why and exits 126: a command never runs unrestricted by accident.
+
+Landlock only grants; it cannot take a subpath back out of a granted directory. So
+`sandbox.py` grants the workspace's entries one by one, leaving out `.git` and `.coder`,
+and inside `.git` every entry but `hooks` and `config`: see docs/security.md for what
+that costs (no new top-level entries, no git writes that create files in `.git`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # same on x86_64 and arm64
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH, RULE_NET_PORT = 1, 2
+PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG = 38, 1
+
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG = 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8
+MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 9, 1 << 10, 1 << 11, 1 << 12
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, 3, 5
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+
+READ = EXECUTE | READ_FILE | READ_DIR
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # the only ones a file rule may hold
+
+
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+def abi() -> int:
+    """The kernel's Landlock ABI version; 0 when Landlock is missing or disabled."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        version = _libc().syscall(SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return int(version) if version > 0 else 0
+
+
+def handled_fs(version: int) -> int:
+    rights = (1 << 13) - 1  # EXECUTE .. MAKE_SYM (ABI 1)
+    if version >= 2:
+        rights |= REFER
+    if version >= 3:
+        rights |= TRUNCATE
+    if version >= 5:
+        rights |= IOCTL_DEV
+    return rights
+
+
+class LandlockError(Exception):
+    pass
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise LandlockError(f"{what}: {os.strerror(err)}")
+    return result
+
+
+def restrict(dirs: list[str], files: list[str], *, network: bool, version: int) -> None:
+    """Restrict this process (and what it execs) to writing `dirs` (and beneath) and `files`."""
+    libc = _libc()
+    fs = handled_fs(version)
+    net = NET_BIND_TCP | NET_CONNECT_TCP if version >= 4 and not network else 0
+    scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if version >= 6 else 0
+    attr = struct.pack("=QQQ", fs, net, scoped)
+    size = 24 if version >= 6 else 16 if version >= 4 else 8
+    buf = ctypes.create_string_buffer(attr[:size], size)
+    ruleset = _check(libc.syscall(SYS_CREATE_RULESET, buf, ctypes.c_size_t(size), ctypes.c_uint32(0)), "create ruleset")
+    try:
+
+        def allow(path: str, rights: int) -> None:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                return  # gone since the list was made: nothing to grant
+            try:
+                if not os.path.isdir(f"/proc/self/fd/{fd}"):
+                    rights &= FILE_RIGHTS
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights & fs, fd), 12)
+                kind = ctypes.c_uint32(RULE_PATH_BENEATH)
+                added = libc.syscall(SYS_ADD_RULE, ruleset, kind, rule, ctypes.c_uint32(0))
+                _check(added, f"grant {path}")
+            finally:
+                os.close(fd)
+
+        allow("/", READ | (IOCTL_DEV if version >= 5 else 0))
+        for path in dirs:
+            allow(path, fs)
+        for path in files:
+            allow(path, FILE_RIGHTS)
+        _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        _check(libc.syscall(SYS_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)), "restrict self")
+    finally:
+        os.close(ruleset)
+
+
+def main(argv: list[str]) -> int:
+    dirs: list[str] = []
+    files: list[str] = []
+    network = True
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        flag = argv[i]
+        if flag in ("--write", "--write-file") and i + 1 < len(argv):
+            (dirs if flag == "--write" else files).append(argv[i + 1])
+            i += 2
+        elif flag == "--no-network":
+            network = False
+            i += 1
+        else:
+            print(f"landlock: unknown argument {flag!r}", file=sys.stderr)
+            return 2
+    command = argv[i + 1 :]
+    if not command:
+        print("landlock: no command after --", file=sys.stderr)
+        return 2
+    version = abi()
+    if version < 1:
+        print("landlock: this kernel has no Landlock; the command was not run", file=sys.stderr)
+        return 126
+    _libc().prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # die with the shell that started us
+    try:
+        restrict(dirs, files, network=network, version=version)
+    except LandlockError as exc:
+        print(f"landlock: {exc}; the command was not run", file=sys.stderr)
+        return 126
+    try:
+        os.execvp(command[0], command)
+    except OSError as exc:
+        print(f"landlock: {command[0]}: {exc.strerror}", file=sys.stderr)
+        return 127
+    return 127  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
