@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,6 +30,7 @@ import msgspec
 
 from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path
 from coder_ls.engine.shellparse import Command, ParsedLine, parse
+from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved
 
@@ -198,10 +199,30 @@ def _writes_outside(line: ParsedLine, root: Path) -> str | None:
     return None
 
 
-def _shell_decision(command: str, config: Config, grants: SessionGrants | None, root: Path) -> Decision:
+def _turn_denial(commands: Sequence[Command], turn: Collection[ToolGrant]) -> Decision | None:
+    """A turn's deny grant catching a command, or a forbidden word in a command its allow
+    grant covers (`/commit` runs `git commit`, never `git commit --amend`)."""
+    for g in turn:
+        prefix = _words_of(g.command)
+        if g.tool != "bash" or prefix is None:
+            continue
+        for c in commands:
+            if g.action == "deny" and _deny_covers(prefix, c):
+                return Decision("deny", f"this command may not run `{g.command}`")
+            if g.action == "allow" and g.forbidden and _prefix_covers(prefix, c.written):
+                if bad := next((w for w in c.written if w in g.forbidden), None):
+                    return Decision("deny", f"this command may not run `{g.command}` with `{bad}`")
+    return None
+
+
+def _shell_decision(
+    command: str, config: Config, grants: SessionGrants | None, root: Path, turn: Collection[ToolGrant] = ()
+) -> Decision:
     line = parse(command, cwd=str(root))
     rules = [r for r in config.rules if r.tool in ("bash", "*")]
     commands = line.commands
+    if denial := _turn_denial(commands, turn):
+        return denial
     for rule in rules:
         if rule.action != "deny":
             continue
@@ -232,6 +253,9 @@ def _shell_decision(command: str, config: Config, grants: SessionGrants | None, 
         return Decision("allow", "allowed by the rules")
     if covered(allows + session):
         return Decision("allow", "allowed for this session")
+    granted = [p for g in turn if g.tool == "bash" and g.action == "allow" and (p := _words_of(g.command))]
+    if granted and covered(allows + session + granted):
+        return Decision("allow", "allowed by the command's allowed-tools")
     why_not = _why_not_allowed(line, root)
     return Decision(preset, f"preset {config.permissions}" + (f" ({why_not})" if why_not else ""))
 
@@ -327,8 +351,10 @@ def decide(
     root: Path,
     allowed_tools: Collection[str] | None = None,
     check_command: CommandCheck | None = None,
+    turn_grants: Collection[ToolGrant] = (),
 ) -> Decision:
-    """Whether `tool` may run with `input` (a typed struct or the model's dict)."""
+    """Whether `tool` may run with `input` (a typed struct or the model's dict).
+    `turn_grants`: what the command that started this turn allows (`allowed-tools`)."""
     if allowed_tools is not None and tool not in allowed_tools:
         return Decision("deny", f"the tool {tool} is not available to this agent")
     grants = session_grants if (session_grants is not None and config.permissions != "strict") else None
@@ -340,7 +366,7 @@ def decide(
         refusal = (check_command or _default_check)(command, root)
         if refusal:
             return Decision("deny", refusal)
-        return _shell_decision(command, config, grants, root)
+        return _shell_decision(command, config, grants, root, turn_grants)
 
     rel, refusal = _rel_for(tool, input, root, config)
     if refusal:
@@ -369,6 +395,12 @@ def decide(
         return Decision("allow", f"rule for {rule.tool} {rule.path or ''}".rstrip())
     if granted:
         return Decision("allow", "allowed for this session")
+    for g in turn_grants:
+        if g.tool == tool and g.action == "allow" and real is not None:
+            if g.path is None or (glob_match(g.path, real) and rel is not None and glob_match(g.path, rel)):
+                return Decision("allow", "allowed by the command's allowed-tools")
+        if g.tool == tool and g.action == "allow" and real is None and tool in READ_TOOLS:
+            return Decision("allow", "allowed by the command's allowed-tools")
     return Decision(preset_action(config.permissions, tool), f"preset {config.permissions}")
 
 

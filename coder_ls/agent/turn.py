@@ -37,7 +37,7 @@ from coder_ls.llm.base import (
     Usage,
 )
 from coder_ls.llm.models import find_model
-from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.actions import RunAgent, ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import (
     AssistantDelta,
@@ -116,6 +116,7 @@ class Turn:
         )
         self.usage = UsageData()
         self.verify_attempts = 0
+        self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
 
     @property
     def config(self) -> Config:
@@ -135,6 +136,7 @@ class Turn:
         self.session.record_message(message, self.turn.submission_id)
 
     async def run(self, action: RunAgent) -> None:
+        self.turn_grants = action.grants
         text = action.prompt + _selection_text(self.turn, action)
         if action.plan and is_complex(action.prompt):
             first_line = action.prompt.strip().splitlines()[0] if action.prompt.strip() else action.prompt
@@ -295,6 +297,7 @@ class Turn:
                 self.ctx.grants,
                 root=self.turn.root,
                 check_command=self.check_in_cwd,
+                turn_grants=self.turn_grants,
             )
             text, is_error = "", False
             if decision.action == "deny":

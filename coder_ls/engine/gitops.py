@@ -210,6 +210,31 @@ async def diff(root: Path) -> DiffResult:
     return DiffResult(text=text, stat=stat, diff=patch, files=files, untracked=untracked)
 
 
+COMMIT_STATE_MAX = 24_000  # characters of patch in `/commit`'s prompt
+
+
+async def commit_state(root: Path) -> str | None:
+    """What `/commit` shows the model (hardened git calls): branch and status, the diff of
+    everything against HEAD (cut), the recent log. None outside a git repository."""
+    if not await is_git_repo(root):
+        return None
+    result = await diff(root)
+    status, log = await asyncio.gather(
+        _git(root, "status", "--short", "--branch", "--", ".", check=False),
+        _git(root, "log", "--oneline", "-10", check=False),
+    )
+    patch = result.diff
+    if len(patch) > COMMIT_STATE_MAX:
+        patch = patch[:COMMIT_STATE_MAX] + f"\n[… the diff is cut here: {len(result.diff):,} characters in all]"
+    parts = [
+        f"git status:\n{status.text.rstrip() or '(clean)'}",
+        f"Changes against HEAD:\n{result.stat or '(none)'}",
+        f"Diff:\n{patch.rstrip() or '(none)'}",
+        f"Recent commits:\n{log.text.rstrip() or '(no commits yet)'}",
+    ]
+    return "\n\n".join(parts)
+
+
 async def _show_prefix(root: Path) -> str:
     run = await _git(root, "rev-parse", "--show-prefix")
     return run.text.strip()

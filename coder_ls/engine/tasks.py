@@ -176,7 +176,7 @@ class PromptCommandTask:
         except InlineRefused as exc:
             ctx.result.fail("refused", f"Refused command in the prompt: {exc}")
             return
-        await AgentTask(RunAgent(prompt=prompt, model=self.action.model)).run(ctx)
+        await AgentTask(RunAgent(prompt=prompt, model=self.action.model, grants=self.action.grants)).run(ctx)
 
 
 @dataclass

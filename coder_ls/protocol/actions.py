@@ -14,11 +14,26 @@ from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.results import Data
 
 
+class ToolGrant(msgspec.Struct, frozen=True):
+    """What a command file's `allowed-tools` (or a built-in prompt command) grants for the
+    one turn it starts. `action` allow: `tool` runs without a question (bash: commands
+    starting with `command`, matched on the parsed line; file tools: paths matching the
+    `path` glob, or any), unless one of `forbidden` is among a covered command's words,
+    which denies it. `action` deny: like a deny rule, for that turn."""
+
+    tool: str
+    command: str | None = None
+    path: str | None = None
+    forbidden: tuple[str, ...] = ()
+    action: Literal["allow", "deny"] = "allow"
+
+
 class RunAgent(msgspec.Struct, frozen=True):
     prompt: str
     context: SelectionContext | None = None
     plan: bool = True  # a complex request starts with a todo list; code actions never do
     model: str | None = None  # this turn only (a command's `model:`); the session's model stays
+    grants: tuple[ToolGrant, ...] = ()  # this turn only (a command's `allowed-tools`)
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):
@@ -28,6 +43,7 @@ class RunPromptCommand(msgspec.Struct, frozen=True):
     prompt: str  # with a slot where each inline command's output goes
     commands: tuple[str, ...] = ()  # the body's inline commands, arguments put in
     model: str | None = None
+    grants: tuple[ToolGrant, ...] = ()
 
 
 class RunShell(msgspec.Struct, frozen=True):

@@ -26,12 +26,13 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from coder_ls.engine.commands.allowed import parse_allowed_tools
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.expand import expand_arguments
 from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, parse
 from coder_ls.engine.commands.registry import Command, Handler
 from coder_ls.engine.config import UnreadableFile, read_regular_file
-from coder_ls.protocol.actions import CommandOutcome, RunPromptCommand
+from coder_ls.protocol.actions import CommandOutcome, RunPromptCommand, ToolGrant
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 MAX_COMMAND_FILE = 256 * 1024
@@ -47,8 +48,11 @@ class SourceDir(NamedTuple):
 class LoadProblem(NamedTuple):
     path: Path
     message: str
+    skipped: bool = True  # else the file loaded, without what the message names
 
     def describe(self) -> str:
+        if not self.skipped:
+            return f"Command file {self.path}: {self.message}"
         return f"Command file {self.path} was skipped: {self.message}"
 
 
@@ -67,7 +71,9 @@ def source_dirs(root: Path, env: Mapping[str, str]) -> list[SourceDir]:
     ]
 
 
-def _handler(name: str, meta: CommandMeta, body: str, skill_dir: Path | None) -> Handler:
+def _handler(
+    name: str, meta: CommandMeta, body: str, skill_dir: Path | None, grants: tuple[ToolGrant, ...] = ()
+) -> Handler:
     async def run(ctx: CommandContext, args: str) -> CommandOutcome:
         if not meta.user_invocable:
             return CommandOutcome(
@@ -75,7 +81,9 @@ def _handler(name: str, meta: CommandMeta, body: str, skill_dir: Path | None) ->
                 error_code="not_user_invocable",
             )
         expanded = expand_arguments(body, args.strip(), skill_dir)
-        action = RunPromptCommand(prompt=expanded.text, commands=expanded.commands, model=meta.model or None)
+        action = RunPromptCommand(
+            prompt=expanded.text, commands=expanded.commands, model=meta.model or None, grants=grants
+        )
         return CommandOutcome(actions=[action])
 
     return run
@@ -125,11 +133,13 @@ def load_commands(dirs: list[SourceDir], reserved: Collection[str]) -> tuple[lis
             if name in found or not body:
                 continue
             skill_dir = path.parent if d.skill else None
+            grants, grant_problems = parse_allowed_tools(meta.allowed_tools)
+            problems += [LoadProblem(path, p, skipped=False) for p in grant_problems]
             found[name] = Command(
                 name=name,
                 description=meta.description or body.splitlines()[0][:80],
                 argument_hint=meta.argument_hint,
-                handler=_handler(name, meta, body, skill_dir),
+                handler=_handler(name, meta, body, skill_dir, grants),
                 kind="agent" if meta.context == "fork" else "prompt",
                 source="skill" if d.skill else d.source,
                 path=path,

@@ -15,4 +15,5 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "undo",
     "btw",
     "init",
+    "commit",
 )

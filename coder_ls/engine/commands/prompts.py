@@ -3,9 +3,10 @@ an agent turn. A command file of the same name replaces one (unlike the local co
 
 from __future__ import annotations
 
+from coder_ls.engine import gitops
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.registry import Command
-from coder_ls.protocol.actions import CommandOutcome, RunAgent
+from coder_ls.protocol.actions import CommandOutcome, RunAgent, ToolGrant
 
 INIT = """\
 Study this workspace and write AGENTS.md at its root (or update it, if it exists), the \
@@ -26,6 +27,42 @@ Only facts you checked in the workspace; no generic advice. Edit the file with y
 then say in a few lines what you wrote or changed."""
 
 
+COMMIT = """\
+Commit the current changes of this repository with git.
+
+{state}
+
+Steps: review the changes above; stage what belongs in the commit with `git add` (never \
+secrets, build output or unrelated files; ask if unsure what to include); write a clear \
+message in the repository's style (look at the recent commits): a short summary line, \
+then why, if it is not obvious; run `git commit -m ...`; then show `git status`. \
+Never amend, never skip hooks (--no-verify), never change git config, never push: those \
+are refused.{extra}"""
+
+# For the turn /commit starts: git's read and commit commands without a question; the
+# ones /commit must never do are denied whatever the preset says.
+_NEVER = ("--amend", "--no-verify", "-n", "--force", "-f")
+COMMIT_GRANTS = (
+    ToolGrant(tool="bash", command="git status"),
+    ToolGrant(tool="bash", command="git diff"),
+    ToolGrant(tool="bash", command="git log"),
+    ToolGrant(tool="bash", command="git show"),
+    ToolGrant(tool="bash", command="git add", forbidden=_NEVER),
+    ToolGrant(tool="bash", command="git commit", forbidden=_NEVER),
+    ToolGrant(tool="bash", command="git push", action="deny"),
+    ToolGrant(tool="bash", command="git config", action="deny"),
+)
+
+
+async def cmd_commit(ctx: CommandContext, args: str) -> CommandOutcome:
+    state = await gitops.commit_state(ctx.root)
+    if state is None:
+        return CommandOutcome(error=f"/commit: not a git repository: {ctx.root}", error_code="not_a_git_repo")
+    extra = f"\n\nAlso: {args.strip()}" if args.strip() else ""
+    prompt = COMMIT.format(state=state, extra=extra)
+    return CommandOutcome(actions=[RunAgent(prompt=prompt, plan=False, grants=COMMIT_GRANTS)])
+
+
 async def cmd_init(ctx: CommandContext, args: str) -> CommandOutcome:
     extra = args.strip()
     prompt = f"{INIT}\n\nAlso: {extra}" if extra else INIT
@@ -39,6 +76,13 @@ def prompt_commands() -> list[Command]:
             "Study the workspace and write or update AGENTS.md",
             "[what to focus on]",
             cmd_init,
+            kind="prompt",
+        ),
+        Command(
+            "commit",
+            "Commit the changes with a message in the repository's style",
+            "[what to say]",
+            cmd_commit,
             kind="prompt",
         ),
     ]

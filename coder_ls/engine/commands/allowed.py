@@ -1,0 +1,55 @@
+"""`allowed-tools` of a command or skill file, in the familiar syntax, as `ToolGrant`s.
+
+    allowed-tools: Bash(git add:*), Bash(npm test), Read, Edit(src/**)
+
+`Bash(x:*)` and `Bash(x)` grant the shell commands that start with `x` (matched on the
+parsed command by the policy: a compound line only when every part is covered, never a
+redirection outside the workspace, never `-c`/`-e` code, interpreters only exactly);
+`Read`, `Grep`, `Glob`, `LS` the read tools; `Edit`, `MultiEdit`, `Write` (optionally with a
+path glob) the file tools. A bare `Bash` (every command) is not granted: a command file
+must name its commands. Unknown names (another agent's tools) are reported and skipped.
+The grant lasts for the turn the command starts; deny rules, the refused-command check
+and the protected paths still apply.
+"""
+
+from __future__ import annotations
+
+import re
+
+from coder_ls.protocol.actions import ToolGrant
+
+_ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
+_TOOLS = {
+    "bash": "bash",
+    "read": "read",
+    "grep": "grep",
+    "glob": "glob",
+    "ls": "ls",
+    "edit": "edit",
+    "multiedit": "multiEdit",
+    "write": "write",
+    "todowrite": "todoWrite",
+    "todoread": "todoRead",
+}
+
+
+def parse_allowed_tools(entries: tuple[str, ...]) -> tuple[tuple[ToolGrant, ...], list[str]]:
+    """(the grants, a problem per entry that grants nothing)."""
+    grants: list[ToolGrant] = []
+    problems: list[str] = []
+    for entry in entries:
+        m = _ENTRY.match(entry)
+        tool = _TOOLS.get(m.group(1).lower()) if m else None
+        if m is None or tool is None:
+            problems.append(f"allowed-tools: {entry!r} is not a tool this agent has (skipped)")
+            continue
+        spec = (m.group(2) or "").strip()
+        if tool == "bash":
+            command = spec[:-2].strip() if spec.endswith(":*") else spec.rstrip("*").strip()
+            if not command:
+                problems.append(f"allowed-tools: {entry!r} would allow every command; name them, e.g. Bash(npm test:*)")
+                continue
+            grants.append(ToolGrant(tool="bash", command=command))
+        else:
+            grants.append(ToolGrant(tool=tool, path=spec or None))
+    return tuple(grants), problems
