@@ -253,9 +253,15 @@ def _shell_decision(
         return Decision("allow", "allowed by the rules")
     if covered(allows + session):
         return Decision("allow", "allowed for this session")
-    granted = [p for g in turn if g.tool == "bash" and g.action == "allow" and (p := _words_of(g.command))]
-    if granted and covered(allows + session + granted):
-        return Decision("allow", "allowed by the command's allowed-tools")
+    granted = [(p, g.exact) for g in turn if g.tool == "bash" and g.action == "allow" and (p := _words_of(g.command))]
+    if granted and allowed:
+        prefixes = allows + session
+
+        def by_grant(c: Command) -> bool:
+            return any(tuple(c.written) == p if exact else _prefix_covers(p, c.written) for p, exact in granted)
+
+        if all(any(not p or _prefix_covers(p, c.written) for p in prefixes) or by_grant(c) for c in commands):
+            return Decision("allow", "allowed by the command's allowed-tools")
     why_not = _why_not_allowed(line, root)
     return Decision(preset, f"preset {config.permissions}" + (f" ({why_not})" if why_not else ""))
 

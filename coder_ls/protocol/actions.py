@@ -26,6 +26,7 @@ class ToolGrant(msgspec.Struct, frozen=True):
     path: str | None = None
     forbidden: tuple[str, ...] = ()
     action: Literal["allow", "deny"] = "allow"
+    exact: bool = False  # `Bash(npm test)`: that command only; `Bash(npm test:*)`: a prefix
 
 
 class RunAgent(msgspec.Struct, frozen=True):

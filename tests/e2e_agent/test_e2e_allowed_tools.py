@@ -102,3 +102,18 @@ async def test_file_tools_by_path_glob(agent, shared_session):
         assert len(a.s.questions) == 1 and "notes.md" in a.s.questions[0].message
     finally:
         path.unlink(missing_ok=True)
+
+
+async def test_without_a_star_the_grant_is_that_command_only(agent, shared_session):
+    path = write_command(shared_session.root, "st", "allowed-tools: [Bash(git status)]", "Show the status.")
+    try:
+        a = await agent()
+        a.fake.push(
+            calls(tool_call("bash", {"command": "git status"}, "e1")),
+            calls(tool_call("bash", {"command": "git status --short"}, "e2")),
+            reply("ok"),
+        )
+        await a.turn("/st")
+        assert len(a.s.questions) == 1 and "--short" in a.s.questions[0].message
+    finally:
+        path.unlink(missing_ok=True)

@@ -2,8 +2,8 @@
 
     allowed-tools: Bash(git add:*), Bash(npm test), Read, Edit(src/**)
 
-`Bash(x:*)` and `Bash(x)` grant the shell commands that start with `x` (matched on the
-parsed command by the policy: a compound line only when every part is covered, never a
+`Bash(x:*)` grants the shell commands that start with `x`, `Bash(x)` that command only
+(matched on the parsed command by the policy: a compound line only when every part is covered, never a
 redirection outside the workspace, never `-c`/`-e` code, interpreters only exactly);
 `Read`, `Grep`, `Glob`, `LS` the read tools; `Edit`, `MultiEdit`, `Write` (optionally with a
 path glob) the file tools. A bare `Bash` (every command) is not granted: a command file
@@ -45,11 +45,12 @@ def parse_allowed_tools(entries: tuple[str, ...]) -> tuple[tuple[ToolGrant, ...]
             continue
         spec = (m.group(2) or "").strip()
         if tool == "bash":
-            command = spec[:-2].strip() if spec.endswith(":*") else spec.rstrip("*").strip()
-            if not command:
+            prefix = spec.endswith(":*") or spec.endswith(" *")
+            command = spec[:-2].strip() if prefix else spec.strip()
+            if not command or command == "*":
                 problems.append(f"allowed-tools: {entry!r} would allow every command; name them, e.g. Bash(npm test:*)")
                 continue
-            grants.append(ToolGrant(tool="bash", command=command))
+            grants.append(ToolGrant(tool="bash", command=command, exact=not prefix))
         else:
             grants.append(ToolGrant(tool=tool, path=spec or None))
     return tuple(grants), problems
