@@ -106,9 +106,11 @@ def split_exchanges(messages: list[Message], keep_last: int) -> tuple[list[Messa
 def apply_summary(ctx: TurnContext, summary: str, kept: list[Message] | None = None) -> int:
     """Replace the session's context with the summary (then `kept`, verbatim); returns how
     many messages the summary replaced."""
+    from coder_ls.agent.skills import UsedSkills
+
     session = ctx.session
     before = len(session.context) - len(kept or [])
-    text = summary_text(summary)
+    text = summary_text(summary) + session.extension(UsedSkills, UsedSkills).note()
     session.compact(text, kept)
     ctx.emit(ContextCompacted(summary=text, messages_before=before))
     return before

@@ -10,13 +10,13 @@ server (at `initialized`) stays as light as it was before an agent was wired in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from coder_ls.engine.agent_api import TurnContext
+from coder_ls.engine.agent_api import SkillInfo, TurnContext
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import CompactedData
@@ -44,15 +44,33 @@ class Agent:
         self._specs: list[ToolSpec] | None = None
         self._providers: dict[tuple[str, ...], Provider] = {}
         self._instructions: ProjectInstructions | None = None
+        self._with_skill: tuple[ToolRegistry, list[ToolSpec]] | None = None
 
-    def system(self, config: Config) -> str:
-        """The system prompt with the project's instruction files (re-read when changed)."""
+    def system(self, config: Config, skills: Sequence[SkillInfo] = ()) -> str:
+        """The system prompt with the project's instruction files (re-read when changed),
+        then the list of skills the model may load."""
         from coder_ls.agent.instructions import ProjectInstructions
         from coder_ls.agent.prompt import system_prompt
+        from coder_ls.agent.skills import skills_list
 
         if self._instructions is None:
             self._instructions = ProjectInstructions(self.root, self.env)
-        return system_prompt(self.root, self._instructions.text(config.instructions.max_bytes))
+        base = system_prompt(self.root, self._instructions.text(config.instructions.max_bytes))
+        return base + skills_list(skills)
+
+    def tools_for(self, skills: Sequence[SkillInfo]) -> tuple[ToolRegistry, list[ToolSpec]]:
+        """The tools and their specs for a turn: the `skill` tool only when there are skills
+        to load (the specs, first in the cached prefix, change only when that does)."""
+        if not skills:
+            return self.tools, self.specs
+        if self._with_skill is None:
+            from coder_ls.agent.skills import make_skill_tool
+
+            tool = make_skill_tool()
+            registry = self.tools.subset(None)
+            registry.add(tool)
+            self._with_skill = (registry, [*self.specs, tool.spec()])
+        return self._with_skill
 
     @property
     def tools(self) -> ToolRegistry:
@@ -105,7 +123,12 @@ class Agent:
             def providers(c: TurnContext) -> tuple[Provider, str]:
                 return self.provider(c, override)
 
-            turn = Turn(ctx, self.tools, providers, self.specs, system=self.system)
+            tools, specs = self.tools_for(ctx.skills())
+
+            def system(config: Config) -> str:
+                return self.system(config, ctx.skills())
+
+            turn = Turn(ctx, tools, providers, specs, system=system)
         except ProviderError as exc:
             ctx.result.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)
             return
@@ -119,7 +142,9 @@ class Agent:
         b.mode = "nl"
         try:
             provider, model = self.provider(ctx)
-            text, usage = await answer(ctx, provider, model, self.system(ctx.config()), self.specs, question)
+            skills = ctx.skills()
+            system, specs = self.system(ctx.config(), skills), self.tools_for(skills)[1]
+            text, usage = await answer(ctx, provider, model, system, specs, question)
         except ProviderError as exc:
             b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message, mode="nl")
             return
@@ -137,8 +162,10 @@ class Agent:
             return
         try:
             provider, model = self.provider(ctx)
-            system = self.system(ctx.config())
-            summary = await summarise(ctx, provider, model, self.specs, instructions, system=system, messages=older)
+            skills = ctx.skills()
+            system = self.system(ctx.config(), skills)
+            specs = self.tools_for(skills)[1]
+            summary = await summarise(ctx, provider, model, specs, instructions, system=system, messages=older)
         except ProviderError as exc:
             b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)
             return

@@ -18,6 +18,7 @@ from coder_ls.agent.complexity import TODO_REMINDER, is_complex
 from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.review import question_diff, review_call
+from coder_ls.agent.skills import UsedSkills
 from coder_ls.agent.tools import ToolContext, ToolRegistry, ToolSpec
 from coder_ls.agent.tools.bash import sandbox_options
 from coder_ls.agent.verify import is_user_verify, should_verify, verify_command, verify_message
@@ -113,6 +114,8 @@ class Turn:
             report=ctx.report,
             todos=self.session.todos,
             grants=self.session.extension(SessionGrants, SessionGrants),
+            skills=ctx.skills,
+            used_skills=self.session.extension(UsedSkills, UsedSkills).texts,
         )
         self.usage = UsageData()
         self.verify_attempts = 0

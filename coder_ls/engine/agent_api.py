@@ -8,8 +8,8 @@ narrow `TurnContext`: it cannot edit the configuration store or the engine's cac
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -21,6 +21,21 @@ from coder_ls.protocol.events import Event
 
 if TYPE_CHECKING:
     from coder_ls.engine.session import Session
+
+
+@dataclass(frozen=True)
+class SkillInfo:
+    """A skill the model may load with its `skill` tool (contract section 10)."""
+
+    name: str
+    description: str
+    when_to_use: str
+    body: str
+    skill_dir: Path | None
+
+
+def _no_skills() -> Sequence[SkillInfo]:
+    return ()
 
 
 @dataclass(frozen=True)
@@ -41,6 +56,7 @@ class TurnContext:
     result: ResultBuilder
     config: Callable[[], Config]
     persist_rule: Callable[[Rule], None]
+    skills: Callable[[], Sequence[SkillInfo]] = field(default=_no_skills)  # the model-invocable ones, now
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.engine.agent_api import AgentRunner, NoAgent, TurnContext
+from coder_ls.engine.agent_api import AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
@@ -151,7 +151,19 @@ class Engine:
             result=result,
             config=lambda: self.config,
             persist_rule=self.persist_rule,
+            skills=self.model_skills,
         )
+
+    def model_skills(self) -> list[SkillInfo]:
+        """The skills the model may load: from SKILL.md files, without
+        `disable-model-invocation: true`, in catalog order."""
+        out = []
+        for info in self.registry.catalog():
+            c = self.registry.get(info.name)
+            if c is None or c.source != "skill" or c.meta is None or c.meta.disable_model_invocation:
+                continue
+            out.append(SkillInfo(c.name, c.description, c.meta.when_to_use, c.body, c.skill_dir))
+        return out
 
     # -- prompt commands from files ---------------------------------------------------------
     def refresh_commands(self) -> bool:

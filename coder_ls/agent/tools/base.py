@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -12,6 +12,7 @@ import msgspec
 
 from coder_ls.agent.paths import PathError, display_path, resolve_path
 from coder_ls.agent.policy import SessionGrants
+from coder_ls.engine.agent_api import SkillInfo, _no_skills
 from coder_ls.engine.host import Host
 from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.config import Config
@@ -86,6 +87,8 @@ class ToolContext:
     grants: SessionGrants = field(default_factory=SessionGrants)
     call_id: str = ""
     review_edit: str | None = None  # the tool whose edit goes to the editor for review (section 15)
+    skills: Callable[[], Sequence[SkillInfo]] = _no_skills  # the model-invocable skills now
+    used_skills: dict[str, str] = field(default_factory=dict)  # the session's loaded skills: name -> text
 
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""
