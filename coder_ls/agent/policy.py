@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 Action = Literal["allow", "ask", "deny"]
 CommandCheck = Callable[[str, Path], "str | None"]
 
-ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite", "skill"})  # no side effects
+ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite", "skill", "reportFindings"})  # no side effects
 READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
 WRITE_TOOLS = frozenset({"write", "edit", "multiEdit"})  # every tool that writes files
 SHELL_TOOLS = frozenset({"bash"})

@@ -58,18 +58,27 @@ class Agent:
         base = system_prompt(self.root, self._instructions.text(config.instructions.max_bytes))
         return base + skills_list(skills)
 
-    def tools_for(self, skills: Sequence[SkillInfo]) -> tuple[ToolRegistry, list[ToolSpec]]:
+    def tools_for(self, skills: Sequence[SkillInfo], review: bool = False) -> tuple[ToolRegistry, list[ToolSpec]]:
         """The tools and their specs for a turn: the `skill` tool only when there are skills
-        to load (the specs, first in the cached prefix, change only when that does)."""
+        to load (the specs, first in the cached prefix, change only when that does), and
+        `reportFindings` in a `/review` turn."""
+        if review:
+            from coder_ls.agent.tools.findings import make_report_findings_tool
+
+            base, specs = self.tools_for(skills)
+            report = make_report_findings_tool()
+            registry = base.subset(None)
+            registry.add(report)
+            return registry, [*specs, report.spec()]
         if not skills:
             return self.tools, self.specs
         if self._with_skill is None:
             from coder_ls.agent.skills import make_skill_tool
 
-            tool = make_skill_tool()
-            registry = self.tools.subset(None)
-            registry.add(tool)
-            self._with_skill = (registry, [*self.specs, tool.spec()])
+            skill = make_skill_tool()
+            with_skill = self.tools.subset(None)
+            with_skill.add(skill)
+            self._with_skill = (with_skill, [*self.specs, skill.spec()])
         return self._with_skill
 
     @property
@@ -123,7 +132,7 @@ class Agent:
             def providers(c: TurnContext) -> tuple[Provider, str]:
                 return self.provider(c, override)
 
-            tools, specs = self.tools_for(ctx.skills())
+            tools, specs = self.tools_for(ctx.skills(), review=action.review)
 
             def system(config: Config) -> str:
                 return self.system(config, ctx.skills())

@@ -168,6 +168,8 @@ class Turn:
             if await self.maybe_verify():
                 continue
             break
+        if action.review and not self.ctx.findings:
+            self.turn.host.publish_findings([])  # nothing found: the last review's findings go
         self.b.reply = final_text
         self.b.data = self.usage
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
 import msgspec
 
-from coder_ls.protocol.edits import EditOutcome, EditRequest
+from coder_ls.protocol.edits import EditOutcome, EditRequest, Finding
 from coder_ls.protocol.events import Event
 
 MessageKind = Literal["error", "warning", "info", "log"]
@@ -55,6 +56,10 @@ class Host(Protocol):
     def end_progress(self, submission_id: str, message: str) -> None:
         """`end` with `Done`, `Cancelled` or `Failed: ...`."""
 
+    def publish_findings(self, findings: Sequence[Finding]) -> None:
+        """`/review`'s findings as diagnostics (source `coder`), replacing the previous
+        review's everywhere (a file without findings now gets an empty list)."""
+
 
 class NullHost:
     """A host that drops everything: for unit tests and headless use."""
@@ -64,6 +69,7 @@ class NullHost:
         self.events: list[Event] = []
         self.messages: list[tuple[MessageKind, str]] = []
         self.progress: list[tuple[str, str]] = []
+        self.findings: list[Finding] = []
 
     @property
     def caps(self) -> ClientCaps:
@@ -83,6 +89,9 @@ class NullHost:
 
     def open_document(self, path: Path) -> OpenDocument | None:
         return None
+
+    def publish_findings(self, findings: Sequence[Finding]) -> None:
+        self.findings = list(findings)
 
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
         self.progress.append((submission_id, f"begin: {title}: {message}"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -14,7 +15,7 @@ from pygls.uris import from_fs_path
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
 from coder_ls.lsp.edits import needs_disk_create, workspace_edit
 from coder_ls.lsp.progress import ProgressManager
-from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange
+from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange, Finding
 from coder_ls.protocol.events import Event
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,12 @@ _KINDS = {
     "warning": types.MessageType.Warning,
     "info": types.MessageType.Info,
     "log": types.MessageType.Log,
+}
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
 }
 # How long a client may take, after answering a reviewed applyEdit, to send the copy it
 # loaded of a file that was not open (VS Code: didOpen, then didChange).
@@ -67,6 +74,7 @@ class LspHost:
         self.server = server
         self._caps = caps
         self.progress = progress
+        self._review_uris: set[str] = set()  # where the last /review published findings
 
     @property
     def caps(self) -> ClientCaps:
@@ -160,6 +168,29 @@ class LspHost:
             if loop.time() >= deadline:
                 return None
             await asyncio.sleep(0.05)
+
+    def publish_findings(self, findings: Sequence[Finding]) -> None:
+        by_uri: dict[str, list[types.Diagnostic]] = {}
+        for f in findings:
+            start = max(f.line - 1, 0)
+            end = max((f.end_line or f.line) - 1, start)
+            by_uri.setdefault(from_fs_path(f.path) or f.path, []).append(
+                types.Diagnostic(
+                    range=types.Range(
+                        start=types.Position(line=start, character=0), end=types.Position(line=end + 1, character=0)
+                    ),
+                    message=f.message,
+                    severity=_SEVERITY[f.severity],
+                    source="coder",
+                )
+            )
+        for uri in self._review_uris - by_uri.keys():  # the previous review's, now without findings
+            by_uri[uri] = []
+        for uri, diagnostics in by_uri.items():
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+            )
+        self._review_uris = {uri for uri, d in by_uri.items() if d}
 
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
         await self.progress.begin(submission_id, title, message)

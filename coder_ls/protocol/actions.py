@@ -35,6 +35,7 @@ class RunAgent(msgspec.Struct, frozen=True):
     plan: bool = True  # a complex request starts with a todo list; code actions never do
     model: str | None = None  # this turn only (a command's `model:`); the session's model stays
     grants: tuple[ToolGrant, ...] = ()  # this turn only (a command's `allowed-tools`)
+    review: bool = False  # `/review`: the turn reports findings (`reportFindings`) as diagnostics
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):

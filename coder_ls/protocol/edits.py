@@ -45,3 +45,14 @@ class EditOutcome(msgspec.Struct, frozen=True):
     applied: bool
     reason: str | None = None  # why not, when the client said so
     written_to_disk: bool = False  # the server wrote every file itself (not open, or no applyEdit)
+
+
+class Finding(msgspec.Struct, frozen=True):
+    """One finding of `/review`, published as a diagnostic (source `coder`). `path` is
+    absolute; lines are 1-based and inclusive."""
+
+    path: str
+    line: int
+    message: str
+    severity: Literal["error", "warning", "information", "hint"] = "warning"
+    end_line: int | None = None

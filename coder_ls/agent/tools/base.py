@@ -16,6 +16,7 @@ from coder_ls.engine.agent_api import SkillInfo, _no_skills
 from coder_ls.engine.host import Host
 from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.config import Config
+from coder_ls.protocol.edits import Finding
 from coder_ls.protocol.events import Event, TodoItem
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ class ToolContext:
     review_edit: str | None = None  # the tool whose edit goes to the editor for review (section 15)
     skills: Callable[[], Sequence[SkillInfo]] = _no_skills  # the model-invocable skills now
     used_skills: dict[str, str] = field(default_factory=dict)  # the session's loaded skills: name -> text
+    findings: list[Finding] = field(default_factory=list)  # what /review's turn reported so far
 
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""

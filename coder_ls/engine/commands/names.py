@@ -15,5 +15,6 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "undo",
     "btw",
     "init",
+    "review",
     "commit",
 )

@@ -63,6 +63,37 @@ async def cmd_commit(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(actions=[RunAgent(prompt=prompt, plan=False, grants=COMMIT_GRANTS)])
 
 
+REVIEW = """\
+Review {target} as a careful senior engineer: correctness first (bugs, edge cases, error \
+handling, concurrency, security), then clarity and tests. Read the code you need with \
+your tools; do not change any file.
+
+Report every finding with the reportFindings tool: the file, the line (and endLine for a \
+range), a severity (error: a bug or a security hole; warning: likely wrong or fragile; \
+information/hint: worth improving) and a message that says what is wrong and why. They \
+appear in the editor as diagnostics, each with a "Coder: Fix" quick fix. Report nothing \
+when you find nothing. Then summarise the review in a few lines.{state}"""
+
+
+async def cmd_review(ctx: CommandContext, args: str) -> CommandOutcome:
+    target = args.strip()
+    if target:
+        prompt = REVIEW.format(target=f"this: {target}", state="")
+    else:
+        result = await gitops.diff(ctx.root)
+        if result.error:
+            return CommandOutcome(
+                error=f"/review without a target reviews the uncommitted changes: {result.error}",
+                error_code="not_a_git_repo",
+            )
+        if not result.diff and not result.untracked:
+            return CommandOutcome(reply="Nothing to review: no uncommitted changes. Name a target: /review src/app.py")
+        diff = result.diff[: gitops.COMMIT_STATE_MAX]
+        state = f"\n\nThe changes:\n{result.stat}\n\n{diff}"
+        prompt = REVIEW.format(target="the uncommitted changes of this repository", state=state)
+    return CommandOutcome(actions=[RunAgent(prompt=prompt, plan=False, review=True)])
+
+
 async def cmd_init(ctx: CommandContext, args: str) -> CommandOutcome:
     extra = args.strip()
     prompt = f"{INIT}\n\nAlso: {extra}" if extra else INIT
@@ -76,6 +107,13 @@ def prompt_commands() -> list[Command]:
             "Study the workspace and write or update AGENTS.md",
             "[what to focus on]",
             cmd_init,
+            kind="prompt",
+        ),
+        Command(
+            "review",
+            "Review the changes (or a target); findings become diagnostics",
+            "[target]",
+            cmd_review,
             kind="prompt",
         ),
         Command(
