@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 Action = Literal["allow", "ask", "deny"]
 CommandCheck = Callable[[str, Path], "str | None"]
 
-ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite", "skill", "reportFindings"})  # no side effects
+# no side effects of their own (a subagent's tools go through the policy one by one)
+ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite", "skill", "reportFindings", "task"})
 READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
 WRITE_TOOLS = frozenset({"write", "edit", "multiEdit"})  # every tool that writes files
 SHELL_TOOLS = frozenset({"bash"})
@@ -473,7 +474,7 @@ async def approve(
     edit's unified diff) follows the question's first line."""
     cid = call_id if call_id is not None else ctx.call_id
     ctx.emit(ApprovalRequested(call_id=cid, tool=tool, summary=summary))
-    message = f"Coder wants to {summary} ({tool})." + (f"\n{detail}" if detail else "")
+    message = f"{ctx.actor} wants to {summary} ({tool})." + (f"\n{detail}" if detail else "")
     timeout = ctx.config.approvals.timeout_seconds
     timed_out = False
     try:

@@ -44,7 +44,7 @@ class Agent:
         self._specs: list[ToolSpec] | None = None
         self._providers: dict[tuple[str, ...], Provider] = {}
         self._instructions: ProjectInstructions | None = None
-        self._with_skill: tuple[ToolRegistry, list[ToolSpec]] | None = None
+        self._tool_sets: dict[tuple[bool, bool, bool], tuple[ToolRegistry, list[ToolSpec]]] = {}
 
     def system(self, config: Config, skills: Sequence[SkillInfo] = ()) -> str:
         """The system prompt with the project's instruction files (re-read when changed),
@@ -58,28 +58,32 @@ class Agent:
         base = system_prompt(self.root, self._instructions.text(config.instructions.max_bytes))
         return base + skills_list(skills)
 
-    def tools_for(self, skills: Sequence[SkillInfo], review: bool = False) -> tuple[ToolRegistry, list[ToolSpec]]:
-        """The tools and their specs for a turn: the `skill` tool only when there are skills
-        to load (the specs, first in the cached prefix, change only when that does), and
-        `reportFindings` in a `/review` turn."""
+    def tools_for(
+        self, skills: Sequence[SkillInfo], review: bool = False, subagents: bool = False
+    ) -> tuple[ToolRegistry, list[ToolSpec]]:
+        """The tools and their specs for a turn: `task` where subagents may start (contract
+        section 13), `skill` only when there are skills to load (the specs, first in the
+        cached prefix, change only when that does), `reportFindings` in a `/review` turn."""
+        key = (bool(skills), subagents, review)
+        found = self._tool_sets.get(key)
+        if found is not None:
+            return found
+        registry = self.tools.subset(None)
+        if subagents:
+            from coder_ls.agent.subagents import make_task_tool
+
+            registry.add(make_task_tool())
+        if skills:
+            from coder_ls.agent.skills import make_skill_tool
+
+            registry.add(make_skill_tool())
         if review:
             from coder_ls.agent.tools.findings import make_report_findings_tool
 
-            base, specs = self.tools_for(skills)
-            report = make_report_findings_tool()
-            registry = base.subset(None)
-            registry.add(report)
-            return registry, [*specs, report.spec()]
-        if not skills:
-            return self.tools, self.specs
-        if self._with_skill is None:
-            from coder_ls.agent.skills import make_skill_tool
-
-            skill = make_skill_tool()
-            with_skill = self.tools.subset(None)
-            with_skill.add(skill)
-            self._with_skill = (with_skill, [*self.specs, skill.spec()])
-        return self._with_skill
+            registry.add(make_report_findings_tool())
+        extra = [t.spec() for t in registry if t.name not in self.tools]
+        found = self._tool_sets[key] = (registry, [*self.specs, *extra])
+        return found
 
     @property
     def tools(self) -> ToolRegistry:
@@ -132,12 +136,16 @@ class Agent:
             def providers(c: TurnContext) -> tuple[Provider, str]:
                 return self.provider(c, override)
 
-            tools, specs = self.tools_for(ctx.skills(), review=action.review)
+            from coder_ls.agent.subagents import Subagents
+
+            may_start = ctx.config().agents.max_depth >= 1
+            tools, specs = self.tools_for(ctx.skills(), review=action.review, subagents=may_start)
 
             def system(config: Config) -> str:
                 return self.system(config, ctx.skills())
 
-            turn = Turn(ctx, tools, providers, specs, system=system)
+            runner = Subagents(self, ctx, depth=0) if may_start else None
+            turn = Turn(ctx, tools, providers, specs, system=system, subagents=runner)
         except ProviderError as exc:
             ctx.result.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)
             return
@@ -152,7 +160,8 @@ class Agent:
         try:
             provider, model = self.provider(ctx)
             skills = ctx.skills()
-            system, specs = self.system(ctx.config(), skills), self.tools_for(skills)[1]
+            subagents = ctx.config().agents.max_depth >= 1
+            system, specs = self.system(ctx.config(), skills), self.tools_for(skills, subagents=subagents)[1]
             text, usage = await answer(ctx, provider, model, system, specs, question)
         except ProviderError as exc:
             b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message, mode="nl")
@@ -173,7 +182,7 @@ class Agent:
             provider, model = self.provider(ctx)
             skills = ctx.skills()
             system = self.system(ctx.config(), skills)
-            specs = self.tools_for(skills)[1]
+            specs = self.tools_for(skills, subagents=ctx.config().agents.max_depth >= 1)[1]
             summary = await summarise(ctx, provider, model, specs, instructions, system=system, messages=older)
         except ProviderError as exc:
             b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)

@@ -20,6 +20,7 @@ from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.review import question_diff, review_call
 from coder_ls.agent.skills import UsedSkills
 from coder_ls.agent.tools import ToolContext, ToolRegistry, ToolSpec
+from coder_ls.agent.tools.base import SubagentRunner
 from coder_ls.agent.tools.bash import sandbox_options
 from coder_ls.agent.verify import is_user_verify, should_verify, verify_command, verify_message
 from coder_ls.engine.agent_api import TurnContext
@@ -98,6 +99,8 @@ class Turn:
         specs: list[ToolSpec] | None = None,
         *,
         system: Callable[[Config], str] | None = None,
+        subagents: SubagentRunner | None = None,
+        actor: str = "Coder",
     ) -> None:
         self.turn, self.b, self.tools, self.providers = ctx, ctx.result, tools, providers
         self._system = system
@@ -116,6 +119,8 @@ class Turn:
             grants=self.session.extension(SessionGrants, SessionGrants),
             skills=ctx.skills,
             used_skills=self.session.extension(UsedSkills, UsedSkills).texts,
+            actor=actor,
+            run_subagents=subagents,
         )
         self.usage = UsageData()
         self.verify_attempts = 0

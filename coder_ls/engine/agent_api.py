@@ -39,6 +39,22 @@ def _no_skills() -> Sequence[SkillInfo]:
 
 
 @dataclass(frozen=True)
+class AgentDef:
+    """A subagent definition (contract section 13). `tools` None: every tool."""
+
+    name: str
+    description: str
+    tools: tuple[str, ...] | None
+    model: str | None
+    prompt: str  # its system prompt (added after the fixed one)
+    source: str  # builtin | workspace | user
+
+
+def _no_agents() -> Sequence[AgentDef]:
+    return ()
+
+
+@dataclass(frozen=True)
 class TurnContext:
     """One submission's view of the engine, for the agent.
 
@@ -57,6 +73,7 @@ class TurnContext:
     config: Callable[[], Config]
     persist_rule: Callable[[Rule], None]
     skills: Callable[[], Sequence[SkillInfo]] = field(default=_no_skills)  # the model-invocable ones, now
+    agents: Callable[[], Sequence[AgentDef]] = field(default=_no_agents)  # subagent definitions, now
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.engine.agent_api import AgentRunner, NoAgent, SkillInfo, TurnContext
+from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
@@ -152,6 +152,7 @@ class Engine:
             config=lambda: self.config,
             persist_rule=self.persist_rule,
             skills=self.model_skills,
+            agents=self.agent_defs,
         )
 
     def model_skills(self) -> list[SkillInfo]:
@@ -333,7 +334,20 @@ class Engine:
             catalog=self.registry.catalog,
             list_sessions=self.sessions.list_infos,
             resolve_session=self.sessions.resolve_info,
+            agent_defs=self.agent_defs,
         )
+
+    def agent_defs(self) -> list[AgentDef]:
+        """The subagent definitions now (files re-read; each problem warned about once)."""
+        from coder_ls.engine.commands.agentdefs import agent_dirs, load_agents
+
+        defs, problems = load_agents(agent_dirs(self.root, self.env))
+        for problem in problems:
+            key = (str(problem.path), problem.message)
+            if key not in self._command_problems:
+                self._command_problems.add(key)
+                self.host.show_message("warning", problem.describe())
+        return defs
 
     async def shutdown(self) -> None:
         await self.sessions.close_all()

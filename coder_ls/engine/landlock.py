@@ -29,7 +29,8 @@ import sys
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # same on x86_64 and arm64
 CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH, RULE_NET_PORT = 1, 2
-PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG = 38, 1
+PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 1, 24, 47, 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG = 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8
@@ -72,6 +73,33 @@ def handled_fs(version: int) -> int:
 
 class LandlockError(Exception):
     pass
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> None:
+    """No capability survives into the command, even when the server runs as root (Landlock
+    does not take them: CAP_SYS_PTRACE, CAP_NET_ADMIN, CAP_SYS_MODULE and the rest would
+    stay). The bounding set needs CAP_SETPCAP to drop; without it there is nothing to drop."""
+    libc = _libc()
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            last = int(f.read())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0:
+            break
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    _check(libc.capset(ctypes.byref(header), data), "drop capabilities")
 
 
 def _check(result: int, what: str) -> int:
@@ -145,6 +173,7 @@ def main(argv: list[str]) -> int:
         return 126
     _libc().prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # die with the shell that started us
     try:
+        drop_capabilities()
         restrict(dirs, files, network=network, version=version)
     except LandlockError as exc:
         print(f"landlock: {exc}; the command was not run", file=sys.stderr)

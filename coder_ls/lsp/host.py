@@ -81,7 +81,11 @@ class LspHost:
         return self._caps
 
     def emit(self, event: Event) -> None:
-        self.server.protocol.notify("coder/event", msgspec.to_builtins(event))
+        payload = msgspec.to_builtins(event)
+        if event.agent_id is None:  # not a subagent's: the keys are left out, not null
+            payload.pop("agentId", None)
+            payload.pop("parentCallId", None)
+        self.server.protocol.notify("coder/event", payload)
 
     def show_message(self, kind: MessageKind, message: str) -> None:
         self.server.window_show_message(types.ShowMessageParams(type=_KINDS[kind], message=message))

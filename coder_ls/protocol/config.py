@@ -62,6 +62,11 @@ class InstructionsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=T
     max_bytes: PositiveInt = 40_000  # the project instruction files together, in the system prompt
 
 
+class AgentsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    max_concurrency: PositiveInt = 3  # subagents of one `task` call running at once
+    max_depth: NonNegativeInt = 1  # how deep subagents may start subagents (1: only the main agent)
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "claude-sonnet-4-5"
     provider: str = "anthropic"
@@ -71,6 +76,7 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     shell: ShellConfig = msgspec.field(default_factory=ShellConfig)
     workflow: WorkflowConfig = msgspec.field(default_factory=WorkflowConfig)
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
+    agents: AgentsConfig = msgspec.field(default_factory=AgentsConfig)
     rules: list[Rule] = msgspec.field(default_factory=list)
     approvals: ApprovalsConfig = msgspec.field(default_factory=ApprovalsConfig)
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)

@@ -15,6 +15,10 @@ class Event(msgspec.Struct, rename="camel", tag_field="type", kw_only=True, omit
     session_id: str = ""
     submission_id: str = ""
     seq: int = 0
+    # A subagent's events (contract section 13): which one, and the task call that started it.
+    # Left out on the wire when None (the LSP edge drops them).
+    agent_id: str | None = None
+    parent_call_id: str | None = None
 
 
 class UserMessage(Event, tag="userMessage"):
@@ -134,6 +138,24 @@ class Queued(Event, tag="queued"):
     position: int
 
 
+class SubagentStarted(Event, tag="subagentStarted"):
+    """A subagent began (its `agentId` is set, like on all its events)."""
+
+    agent: str
+    prompt: str
+
+
+class SubagentUsage(msgspec.Struct, rename="camel", kw_only=True):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    steps: int = 0
+
+
+class SubagentFinished(Event, tag="subagentFinished"):
+    status: Literal["completed", "cancelled", "failed"]
+    usage: SubagentUsage = msgspec.field(default_factory=SubagentUsage)
+
+
 class TurnFinished(Event, tag="turnFinished"):
     """The last event of every submission (agent turn, shell command, slash command)."""
 
@@ -171,6 +193,8 @@ AnyEvent = (
     | CommandsChanged
     | ContextCompacted
     | Queued
+    | SubagentStarted
+    | SubagentFinished
     | TurnFinished
     | ErrorEvent
     | Notice

@@ -126,6 +126,20 @@ class CompactedData(Tagged, tag="compacted"):
     messages_before: int
 
 
+class AgentInfo(msgspec.Struct, rename="camel", kw_only=True):
+    name: str
+    description: str
+    tools: list[str] | None  # None: every tool
+    model: str | None
+    source: str  # builtin | workspace | user
+
+
+class AgentsData(Tagged, tag="agents"):
+    """`/agents`: the subagent definitions (contract section 13)."""
+
+    agents: list[AgentInfo]
+
+
 class UsageData(Tagged, tag="usage"):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -147,6 +161,7 @@ Data = (
     | InterruptData
     | CompactedData
     | UsageData
+    | AgentsData
 )
 
 

@@ -32,7 +32,12 @@ A RESPONSE (all keys optional):
      "delayMs": 0,                             # sleep before each SSE event (a slow stream)
      "status": 429, "retryAfter": 0.2,         # an HTTP error instead (429, 529, 500, 401, ...)
      "errorType": "rate_limit_error", "message": "...",
-     "fault": "drop" | "hang" | "hang_headers" | "error_event", "afterEvents": 3}
+     "fault": "drop" | "hang" | "hang_headers" | "error_event", "afterEvents": 3,
+     "when": "text"}                           # routing: only for a request whose messages hold it
+
+Routing: a request takes the first queued RESPONSE whose `when` occurs in its messages
+(as JSON), or that has no `when`; concurrent requests (subagents) get theirs by content.
+`max_in_flight` is the most `/v1/messages` requests being answered at once.
 
 Faults: `drop` sends `afterEvents` SSE events then kills the connection mid-body;
 `hang` sends `afterEvents` events then waits until the client disconnects (recorded:
@@ -139,6 +144,8 @@ class FakeAnthropicServer:
         self.strict = strict
         self.rejections: list[tuple[str, Any]] = []
         self._queue: list[dict[str, Any]] = list(responses or [])
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -327,9 +334,27 @@ class FakeAnthropicServer:
             await self._send(writer, 400, {"type": "error", "error": error})
             self.outcomes.append("rejected")
             return True
-        with self._lock:
-            spec = self._queue.pop(0) if self._queue else self.default
         body = req.body if isinstance(req.body, dict) else {}
+        with self._lock:
+            spec = self._pick(json.dumps(body.get("messages", [])))
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._answer(spec, body, reader, writer)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _pick(self, messages: str) -> dict[str, Any]:
+        for i, spec in enumerate(self._queue):
+            when = spec.get("when")
+            if when is None or when in messages:
+                return self._queue.pop(i)
+        return self.default
+
+    async def _answer(
+        self, spec: dict[str, Any], body: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         model = str(body.get("model", "claude-sonnet-4-5"))
         if "status" in spec and spec["status"] != 200:
             status = int(spec["status"])

@@ -95,6 +95,7 @@ async def test_writes_outside_and_to_protected_paths_fail_whatever_the_route(tmp
             "echo fine > src/inside.txt && echo wrote-inside",
             'echo tmp > "$TMPDIR/scratch" && cat "$TMPDIR/scratch"',
             f"kill -9 {os.getpid()} ; kill -0 $PPID && echo signalled-parent",
+            "grep -E '^Cap(Eff|Bnd):' /proc/self/status",
         )
     assert victim.read_text() == "original\n" and not (outside / "new.txt").exists()
     assert not (outside / "via-link.txt").exists() and not (outside / "py.txt").exists()
@@ -107,6 +108,7 @@ async def test_writes_outside_and_to_protected_paths_fail_whatever_the_route(tmp
     assert "wrote-inside" in outs[10] and (root / "src" / "inside.txt").read_text() == "fine\n"
     assert outs[11].startswith("tmp")
     assert "signalled-parent" not in outs[12]  # the test process is alive: no signal left the sandbox
+    assert outs[13].count("0000000000000000") == 2, outs[13]  # no capability, even as root
 
 
 async def test_network_is_cut_unless_allowed(tmp_path, fake):

@@ -65,6 +65,13 @@ def _no_report(message: str) -> None:
     return None
 
 
+class SubagentRunner(Protocol):
+    async def __call__(self, ctx: ToolContext, call_id: str, jobs: Sequence[tuple[str, str]], chain: bool) -> str:
+        """Run subagents `(agent name, prompt)` for the `task` call `call_id`: in parallel,
+        or one after another (`chain`, `{previous}` replaced); their labelled answers."""
+        ...
+
+
 @dataclass
 class ToolContext:
     """Everything a tool may touch. The session builds one per turn (or per call).
@@ -91,6 +98,8 @@ class ToolContext:
     skills: Callable[[], Sequence[SkillInfo]] = _no_skills  # the model-invocable skills now
     used_skills: dict[str, str] = field(default_factory=dict)  # the session's loaded skills: name -> text
     findings: list[Finding] = field(default_factory=list)  # what /review's turn reported so far
+    actor: str = "Coder"  # who asks in approval questions ("Coder (subagent explore)")
+    run_subagents: SubagentRunner | None = None  # the `task` tool's way to start subagents
 
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""

@@ -20,6 +20,8 @@ from coder_ls.protocol.actions import (
 )
 from coder_ls.protocol.config import PRESETS
 from coder_ls.protocol.results import (
+    AgentInfo,
+    AgentsData,
     DiffData,
     HelpData,
     ModelData,
@@ -186,6 +188,20 @@ async def cmd_trust(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(actions=[TrustWorkspace()])
 
 
+async def cmd_agents(ctx: CommandContext, args: str) -> CommandOutcome:
+    if args.strip():
+        return _usage_error(f"/agents takes no argument, got {args.strip()!r}")
+    defs = ctx.agent_defs()
+    infos = [AgentInfo(name=d.name, description=d.description, tools=list(d.tools) if d.tools is not None else None,
+                       model=d.model, source=d.source) for d in defs]  # fmt: skip
+    lines = ["Subagents (the agent's task tool runs them):"]
+    for d in defs:
+        tools = ", ".join(d.tools) if d.tools is not None else "all tools"
+        model = f", model {d.model}" if d.model else ""
+        lines.append(f"  {d.name:<16}{d.description} ({tools}{model}; {d.source})")
+    return CommandOutcome(reply="\n".join(lines), data=AgentsData(agents=infos))
+
+
 async def cmd_undo(ctx: CommandContext, args: str) -> CommandOutcome:
     arg = args.strip()
     if arg == "":
@@ -219,6 +235,7 @@ def register_builtins(registry: Registry) -> None:
         Command("diff", "Show git diff --stat and git diff of the workspace", "", cmd_diff),
         Command("undo", "Revert the files changed by the last submission", "[--all]", cmd_undo),
         Command("btw", "Ask a side question without disturbing the work", "<question>", cmd_btw),
+        Command("agents", "List the subagents the agent can start", "", cmd_agents),
         *prompt_commands(),
     ):
         registry.add_builtin(command)

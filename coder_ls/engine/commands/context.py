@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
 
+from coder_ls.engine.agent_api import AgentDef, _no_agents
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import CommandInfo, SessionInfo
 
@@ -20,3 +21,4 @@ class CommandContext(msgspec.Struct):
     catalog: Callable[[], list[CommandInfo]]
     list_sessions: Callable[[int], list[SessionInfo]]
     resolve_session: Callable[[str], SessionInfo | str]  # the session, or an error message
+    agent_defs: Callable[[], Sequence[AgentDef]] = _no_agents  # the subagent definitions

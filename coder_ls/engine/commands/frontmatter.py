@@ -32,6 +32,7 @@ class CommandMeta(msgspec.Struct, frozen=True):
     argument_hint: str = ""
     when_to_use: str = ""
     allowed_tools: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()  # a subagent definition's tools (section 13)
     model: str = ""
     context: str = ""
     agent: str = ""
@@ -113,6 +114,8 @@ def parse(text: str) -> tuple[CommandMeta, str]:
             values[_BOOL_KEYS[k]] = value
         elif k == "allowed-tools":
             values["allowed_tools"] = _tools(value)
+        elif k == "tools":
+            values["tools"] = _tools(value)
     if values.get("context") not in (None, "", "fork"):
         raise FrontMatterError(f"'context' must be 'fork', not {values['context']!r}")
     return CommandMeta(**values), body

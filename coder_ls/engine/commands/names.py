@@ -14,6 +14,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "diff",
     "undo",
     "btw",
+    "agents",
     "init",
     "review",
     "commit",

@@ -1,0 +1,202 @@
+"""Subagents (contract section 13): the `task` tool and the runner behind it.
+
+A subagent is an agent turn of its own: a fresh context (`SubSession`, which keeps its
+messages apart from the session's), its definition's tools and model, the same policy
+and approvals (the question names it), the session's shell and "Allow for session"
+grants. Every event it emits carries its `agentId` and the `parentCallId` of the `task`
+call, bracketed by `subagentStarted` / `subagentFinished`. `{tasks: [...]}` runs them at
+most `agents.maxConcurrency` at once, `{chain: [...]}` one after another with `{previous}`
+replaced by the previous answer; a failed or cancelled one says so in its slot and the
+others go on (a chain stops at a failure: what follows depends on it). An interrupt of
+the session cancels the `task` call and every subagent under it. Subagents get the
+`task` tool only while `agents.maxDepth` allows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import msgspec
+
+from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from coder_ls.engine.agent_api import AgentDef, TurnContext
+from coder_ls.engine.results import ResultBuilder
+from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.events import Event, SubagentFinished, SubagentStarted, SubagentUsage
+from coder_ls.protocol.messages import Message, TextBlock
+
+if TYPE_CHECKING:
+    from coder_ls.agent.runner import Agent
+
+T = TypeVar("T")
+ANSWER_MAX_CHARS = 8_000  # of each subagent's answer, in the task tool's result
+MAX_JOBS = 12
+
+
+class SubSession:
+    """What a turn needs of a session, for a subagent: its own messages, the parent's
+    shell and per-session state (grants, loaded skills)."""
+
+    def __init__(self, parent: Any) -> None:
+        self._parent = parent
+        self.context: list[Message] = []
+        self.todos: list[Any] = []
+        self.last_context_tokens = 0
+        self.shell = parent.shell
+        self.model: str | None = None
+        self.provider: str | None = None
+
+    def record_message(self, message: Message, submission_id: str, *, in_context: bool = True) -> None:
+        if in_context:
+            self.context.append(message)
+
+    def compact(self, summary: str, kept: list[Message] | None = None) -> None:
+        self.context = [Message(role="user", content=[TextBlock(text=summary)]), *(kept or [])]
+        self.last_context_tokens = 0
+
+    def extension(self, kind: type[T], make: Callable[[], T]) -> T:
+        return cast(T, self._parent.extension(kind, make))
+
+
+class TaskSpec(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True):
+    prompt: str
+    agent: str | None = None
+
+
+class TaskInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True):
+    """Start subagents: one ({prompt, agent?}), several at once ({tasks: [...]}) or one
+    after another ({chain: [...]}, where {previous} is the previous one's answer). Each has
+    its own context: say everything it needs in its prompt. Agents: see /agents (general
+    has every tool, explore only reads)."""
+
+    prompt: str | None = None
+    agent: str | None = None
+    tasks: list[TaskSpec] | None = None
+    chain: list[TaskSpec] | None = None
+
+
+def make_task_tool() -> Tool[TaskInput]:
+    async def run(ctx: ToolContext, inp: TaskInput) -> ToolOutput:
+        forms = [x for x in (inp.prompt, inp.tasks, inp.chain) if x is not None]
+        if len(forms) != 1:
+            raise ToolError("give exactly one of prompt, tasks or chain")
+        if ctx.run_subagents is None:
+            raise ToolError("subagents cannot start subagents here (agents.maxDepth)")
+        if inp.prompt is not None:
+            specs = [TaskSpec(prompt=inp.prompt, agent=inp.agent)]
+        else:
+            specs = list(inp.tasks or inp.chain or [])
+        if not specs or len(specs) > MAX_JOBS:
+            raise ToolError(f"give 1 to {MAX_JOBS} tasks")
+        jobs = [(s.agent or "general", s.prompt) for s in specs]
+        text = await ctx.run_subagents(ctx, ctx.call_id, jobs, chain=inp.chain is not None)
+        return ToolOutput(text)
+
+    return Tool("task", "Run subagents (see the input's description).", TaskInput, run)
+
+
+class Subagents:
+    """The runner for one turn: what `ToolContext.run_subagents` calls."""
+
+    def __init__(self, agent: Agent, parent: TurnContext, depth: int) -> None:
+        self.agent, self.parent, self.depth = agent, parent, depth
+
+    async def __call__(self, ctx: ToolContext, call_id: str, jobs: Sequence[tuple[str, str]], chain: bool) -> str:
+        defs = {d.name: d for d in self.parent.agents()}
+        unknown = sorted({name for name, _ in jobs if name not in defs})
+        if unknown:
+            raise ToolError(f"no agent named {', '.join(unknown)}. Agents: {', '.join(sorted(defs))}.")
+        if chain:
+            return await self._chain(call_id, [(defs[n], p) for n, p in jobs])
+        limit = asyncio.Semaphore(self.parent.config().agents.max_concurrency)
+
+        async def one(i: int, definition: AgentDef, prompt: str) -> str:
+            async with limit:
+                return await self._slot(i, call_id, definition, prompt)
+
+        answers = await asyncio.gather(*(one(i, defs[n], p) for i, (n, p) in enumerate(jobs)))
+        return "\n\n".join(answers)
+
+    async def _chain(self, call_id: str, jobs: list[tuple[AgentDef, str]]) -> str:
+        answers: list[str] = []
+        previous = ""
+        for i, (definition, prompt) in enumerate(jobs):
+            status, text = await self._run(call_id, definition, prompt.replace("{previous}", previous))
+            answers.append(_label(i, definition.name, status, text))
+            if status != "completed":
+                answers += [f"[{k + 1}] {d.name}: not run (an earlier step {status})" for k, (d, _) in
+                            enumerate(jobs[i + 1 :], start=i + 1)]  # fmt: skip
+                break
+            previous = text
+        return "\n\n".join(answers)
+
+    async def _slot(self, i: int, call_id: str, definition: AgentDef, prompt: str) -> str:
+        status, text = await self._run(call_id, definition, prompt)
+        return _label(i, definition.name, status, text)
+
+    async def _run(self, call_id: str, definition: AgentDef, prompt: str) -> tuple[str, str]:
+        """(status, final text) of one subagent."""
+        from coder_ls.agent.turn import Turn
+
+        parent = self.parent
+        agent_id = f"{definition.name}-{uuid.uuid4().hex[:8]}"
+
+        def emit(event: Event) -> None:
+            parent.emit(msgspec.structs.replace(event, agent_id=agent_id, parent_call_id=call_id))
+
+        def report(message: str) -> None:
+            parent.report(f"{definition.name}: {message}")
+
+        result = ResultBuilder(parent.result.session_id, parent.result.submission_id)
+        sub = SubSession(parent.session)
+        ctx = dataclasses.replace(parent, session=cast(Any, sub), emit=emit, report=report, result=result)
+        emit(SubagentStarted(agent=definition.name, prompt=prompt[:2000]))
+        status = "failed"
+        turn: Turn | None = None
+        try:
+            skills = ctx.skills()
+            deeper = self.depth + 1 < parent.config().agents.max_depth
+            registry, _ = self.agent.tools_for(skills, subagents=deeper)
+            tools = registry.subset(definition.tools)
+            specs = [t.spec() for t in tools]
+
+            def providers(c: TurnContext) -> Any:
+                return self.agent.provider(c, definition.model)
+
+            def system(config: Any) -> str:
+                base = self.agent.system(config, skills)
+                return f"{base}\n\n# Your role\n{definition.prompt}" if definition.prompt else base
+
+            runner = Subagents(self.agent, ctx, self.depth + 1) if deeper else None
+            actor = f"Coder (subagent {definition.name})"
+            turn = Turn(ctx, tools, providers, specs, system=system, subagents=runner, actor=actor)
+            await turn.run(RunAgent(prompt=prompt, plan=False))
+            status = "completed" if result.status == "completed" else "failed"
+            why = result.error.message if result.error else result.reply
+            return status, result.reply if status == "completed" else f"failed: {why}"
+        except asyncio.CancelledError:
+            status = "cancelled"
+            raise
+        except Exception as exc:  # a bug in one subagent: its slot says so, the others go on
+            return "failed", f"failed: {type(exc).__name__}: {exc}"
+        finally:
+            usage = turn.usage if turn is not None else None
+            emit(
+                SubagentFinished(
+                    status=cast(Any, status),
+                    usage=SubagentUsage(
+                        input_tokens=usage.input_tokens if usage else 0,
+                        output_tokens=usage.output_tokens if usage else 0,
+                        steps=usage.steps if usage else 0,
+                    ),
+                )
+            )
+
+
+def _label(i: int, name: str, status: str, text: str) -> str:
+    body = text if len(text) <= ANSWER_MAX_CHARS else text[:ANSWER_MAX_CHARS] + "\n[… cut]"
+    return f"[{i + 1}] {name} ({status}):\n{body or '(no answer)'}"
