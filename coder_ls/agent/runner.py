@@ -138,6 +138,9 @@ class Agent:
 
             from coder_ls.agent.subagents import Subagents
 
+            if action.fork is not None:
+                await Subagents(self, ctx, depth=0).fork(action)
+                return
             may_start = ctx.config().agents.max_depth >= 1
             tools, specs = self.tools_for(ctx.skills(), review=action.review, subagents=may_start)
 

@@ -121,6 +121,27 @@ class Subagents:
         answers = await asyncio.gather(*(one(i, defs[n], p) for i, (n, p) in enumerate(jobs)))
         return "\n\n".join(answers)
 
+    async def fork(self, action: RunAgent) -> None:
+        """`context: fork`: the command runs as a subagent; its answer is the reply, and the
+        session's context gets only a note that the command ran and what it answered."""
+        defs = {d.name: d for d in self.parent.agents()}
+        definition = defs.get(action.fork or "general")
+        if definition is None:
+            self.parent.result.fail("unknown_agent", f"{action.command}: no agent named {action.fork}")
+            return
+        if action.model:
+            definition = dataclasses.replace(definition, model=action.model)
+        status, text = await self._run(self.parent.submission_id, definition, action.prompt)
+        who = f"{action.command or 'a command'} as a subagent ({definition.name})"
+        note = f"(I ran {who}; it answered:)\n{text[:ANSWER_MAX_CHARS]}"
+        parent = self.parent
+        parent.session.record_message(Message(role="user", content=[TextBlock(text=note)]), parent.submission_id)
+        b = self.parent.result
+        b.mode = "nl"
+        b.reply = text
+        if status != "completed":
+            b.fail("subagent_failed" if status == "failed" else status, text, mode="nl")
+
     async def _chain(self, call_id: str, jobs: list[tuple[AgentDef, str]]) -> str:
         answers: list[str] = []
         previous = ""

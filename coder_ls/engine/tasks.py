@@ -176,7 +176,9 @@ class PromptCommandTask:
         except InlineRefused as exc:
             ctx.result.fail("refused", f"Refused command in the prompt: {exc}")
             return
-        await AgentTask(RunAgent(prompt=prompt, model=self.action.model, grants=self.action.grants)).run(ctx)
+        a = self.action
+        turn = RunAgent(prompt=prompt, model=a.model, grants=a.grants, fork=a.fork, command=f"/{a.name}")
+        await AgentTask(turn).run(ctx)
 
 
 @dataclass

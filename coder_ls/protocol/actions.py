@@ -36,6 +36,8 @@ class RunAgent(msgspec.Struct, frozen=True):
     model: str | None = None  # this turn only (a command's `model:`); the session's model stays
     grants: tuple[ToolGrant, ...] = ()  # this turn only (a command's `allowed-tools`)
     review: bool = False  # `/review`: the turn reports findings (`reportFindings`) as diagnostics
+    fork: str | None = None  # `context: fork`: run as this subagent, the session keeps only a note
+    command: str = ""  # the command that started it (`/name`), for that note
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):
@@ -46,6 +48,8 @@ class RunPromptCommand(msgspec.Struct, frozen=True):
     commands: tuple[str, ...] = ()  # the body's inline commands, arguments put in
     model: str | None = None
     grants: tuple[ToolGrant, ...] = ()
+    fork: str | None = None  # `context: fork`: the subagent to run it as (`agent:`, default general)
+    name: str = ""
 
 
 class RunShell(msgspec.Struct, frozen=True):

@@ -154,3 +154,33 @@ async def test_an_interrupt_stops_every_subagent(agent):
     assert result["status"] == "cancelled", result
     await a.s.wait_for(lambda: len(a.s.events_of("subagentFinished")) == 2, timeout=10)
     assert {e["status"] for e in a.s.events_of("subagentFinished")} == {"cancelled"}
+
+
+@pytest.fixture
+def forked(shared_session) -> Iterator[Path]:
+    path = shared_session.root / ".coder" / "commands" / "survey.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("---\ndescription: Survey the code\ncontext: fork\nagent: explore\n---\nSurvey $ARGUMENTS\n")
+    yield path
+    path.unlink(missing_ok=True)
+
+
+async def test_a_forked_command_keeps_the_main_context_clean(agent, forked):
+    a = await agent()
+    a.fake.push(reply("before"))
+    await a.turn("remember the word pelican")
+    a.fake.push(
+        routed("Survey the tests", calls(tool_call("grep", {"pattern": "def "}, "g1"))),
+        routed("Survey the tests", reply("There are two functions.")),
+        reply("ok"),
+    )
+    result = await a.turn("/survey the tests")
+    assert result["status"] == "completed" and result["reply"] == "There are two functions.", result
+    sub_first, sub_second = a.fake.message_requests[1:3]
+    assert "pelican" not in str(sub_first.body["messages"])  # a fresh context
+    assert sorted(names(sub_first)) == ["glob", "grep", "ls", "read"]  # as explore
+    assert [e["agent"] for e in a.s.events_of("subagentStarted")] == ["explore"]
+    await a.turn("and now?")
+    last = str(a.fake.message_requests[-1].body["messages"])
+    assert "as a subagent (explore); it answered" in last and "There are two functions." in last
+    assert '"def "' not in last and "g1" not in last  # not the subagent's own steps

@@ -81,8 +81,14 @@ def _handler(
                 error_code="not_user_invocable",
             )
         expanded = expand_arguments(body, args.strip(), skill_dir)
+        fork = (meta.agent or "general") if meta.context == "fork" else None
         action = RunPromptCommand(
-            prompt=expanded.text, commands=expanded.commands, model=meta.model or None, grants=grants
+            prompt=expanded.text,
+            commands=expanded.commands,
+            model=meta.model or None,
+            grants=grants,
+            fork=fork,
+            name=name,
         )
         return CommandOutcome(actions=[action])
 
