@@ -27,6 +27,7 @@ import re
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +37,7 @@ import msgspec
 
 from coder_ls.engine import lifetime, sandbox
 from coder_ls.engine.environ import child_env, secret_names
+from coder_ls.engine.shellstate import clean_state
 from coder_ls.protocol.config import SandboxConfig
 
 BASH = "/bin/bash"
@@ -59,7 +61,7 @@ class ShellResult(msgspec.Struct, frozen=True):
     cwd: str  # the cwd the next command will start in
 
 
-def _script(state_dir: Path, hide: Sequence[str], force: Mapping[str, str]) -> str:
+def _script(out_dir: Path, hide: Sequence[str], force: Mapping[str, str]) -> str:
     """The bash program that wraps every command.
 
     $1 = the file holding the command (read, then removed: a command of any size
@@ -67,8 +69,8 @@ def _script(state_dir: Path, hide: Sequence[str], force: Mapping[str, str]) -> s
     `hide` names are unset after the exports are loaded (secrets); `force`
     variables are set for this command only and restored before the state is saved.
     """
-    env_next = shlex.quote(str(state_dir / "env.next"))
-    cwd_next = shlex.quote(str(state_dir / "cwd.next"))
+    env_next = shlex.quote(str(out_dir / "env.next"))
+    cwd_next = shlex.quote(str(out_dir / "cwd.next"))
     names = " ".join(n for n in hide if _NAME.match(n))
     save, restore = [], []
     for i, (key, value) in enumerate(force.items()):
@@ -100,6 +102,18 @@ def _script(state_dir: Path, hide: Sequence[str], force: Mapping[str, str]) -> s
             'eval "$__coder_cmd"',
         ]
     )
+
+
+def _read_nofollow(path: Path, limit: int) -> str:
+    """A regular file's text, never through a link, at most `limit` bytes (else OSError)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError("too large")
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def _utf8_cut(data: bytes, limit: int) -> int:
@@ -259,6 +273,7 @@ class PersistentShell:
         self._base_env = child_env(base=env, drop=_DROPPED_ENV, set_=_FORCED_ENV)
         self._cwd = self._root
         self._state_dir: Path | None = None
+        self._last_out: Path | None = None  # where the last command wrote its state
         self._sandbox_tmp: Path | None = None
         self._env_file: Path | None = None  # the exports of the last command that finished
         self._generation = 0
@@ -322,21 +337,30 @@ class PersistentShell:
         self, command: str, capture: _Capture, start: Path, hide: Sequence[str], sb: sandbox.Sandbox | None
     ) -> _Job:
         state_dir = self._ensure_state_dir()
+        # A sandboxed command writes its state (and reads its command) in a folder of its
+        # own: what it can write, the user's unsandboxed shell must not source unchecked.
+        out_dir = self._box_dir(state_dir) if sb is not None else state_dir
+        self._last_out = out_dir
         for name in ("env.next", "cwd.next"):
             with contextlib.suppress(FileNotFoundError):
                 (state_dir / name).unlink()
         self._generation += 1
-        cmd_file = state_dir / f"cmd.{self._generation}"
-        fd = os.open(cmd_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        cmd_file = out_dir / f"cmd.{self._generation}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(cmd_file, flags, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(command)
-        script = _script(state_dir, secret_names(hide), sandbox.forced_env(sb) if sb else {})
+        script = _script(out_dir, secret_names(hide), sandbox.forced_env(sb) if sb else {})
         # Once a state file exists it is the whole environment (so `unset` sticks).
         env = {} if self._env_file else self._base_env
         argv = [BASH, "--noprofile", "--norc", "-c", script, "bash", str(cmd_file), str(start)]
-        argv.append(str(self._env_file or ""))
+        env_in = self._env_file
+        if env_in is not None and out_dir != state_dir:  # the state dir is not visible in the sandbox
+            shutil.copyfile(env_in, out_dir / "env.in", follow_symlinks=False)
+            env_in = out_dir / "env.in"
+        argv.append(str(env_in or ""))
         if sb is not None:
-            argv = sandbox.wrap(sb, argv, extra_writable=[str(state_dir)])
+            argv = sandbox.wrap(sb, argv, extra_writable=[str(out_dir)])
         loop = asyncio.get_running_loop()
         transport, proto = await loop.subprocess_exec(
             lambda: _Proto(loop, capture),
@@ -350,20 +374,44 @@ class PersistentShell:
         )
         return _Job(transport, proto)
 
+    def _box_dir(self, state_dir: Path) -> Path:
+        """The sandboxed commands' folder, emptied (whatever a command left there, links
+        included, goes; the folder itself is not writable from inside)."""
+        box = state_dir / "box"
+        if box.is_symlink() or (box.exists() and not box.is_dir()):
+            box.unlink()
+        if box.is_dir():
+            shutil.rmtree(box)
+        box.mkdir(mode=0o700)
+        return box
+
     def _adopt_state(self) -> str | None:
-        """Take the state the command's EXIT trap wrote; a note if cwd was reset."""
+        """Take the state the command's EXIT trap wrote; a note if cwd was reset. A
+        sandboxed command's state is taken only as `export -p` output, dangerous
+        variables dropped (`shellstate.clean_state`)."""
         assert self._state_dir is not None
-        env_next, cwd_next = self._state_dir / "env.next", self._state_dir / "cwd.next"
+        out = self._last_out or self._state_dir
+        boxed = out != self._state_dir
+        env_next, cwd_next = out / "env.next", out / "cwd.next"
         try:
-            text = cwd_next.read_text(encoding="utf-8", errors="surrogateescape")
+            text = _read_nofollow(cwd_next, 4096)
+            env_text = _read_nofollow(env_next, 16 * 1024 * 1024) if boxed else None
         except OSError:
             return None  # the command replaced or removed our trap: keep the old state
-        if not env_next.exists():
+        if not boxed and not env_next.exists():
             return None
         # A fresh name each time: renaming over a file makes ext4 flush it (slow).
         self._generation += 1
         env_file = self._state_dir / f"env.{self._generation}"
-        os.rename(env_next, env_file)
+        if env_text is not None:
+            cleaned = clean_state(env_text)
+            if cleaned is None:
+                return "[the command's shell state was not taken: it is not what `export -p` writes]"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with os.fdopen(os.open(env_file, flags, 0o600), "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write(cleaned[0])
+        else:
+            os.rename(env_next, env_file)
         if self._env_file is not None:
             with contextlib.suppress(FileNotFoundError):
                 self._env_file.unlink()

@@ -89,7 +89,7 @@ async def test_writes_outside_the_workspace_and_to_protected_paths_fail(tmp_path
             "printf '#!/bin/sh\\necho hook\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
             "printf '[core]\\n\\tfsmonitor = touch /var/tmp/x\\n' >> .git/config",
             "git config core.fsmonitor 'touch /var/tmp/x'",
-            "echo '{\"permissions\": \"yolo\"}' > .coder/config.json",
+            'echo \'{"permissions": "yolo"}\' > .coder/config.json',
             "mv .coder .coder-old; mkdir .coder; echo '{}' > .coder/config.json",
             "rm -rf .git/hooks; mkdir -p .git/hooks; echo evil > .git/hooks/post-checkout",
             "mv .git .git-old && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit",
@@ -176,3 +176,29 @@ async def test_rerun_outside_only_after_the_user_approves(tmp_path, fake, outsid
     else:
         assert not target.exists()
         assert "did not approve" in out
+
+
+async def test_the_users_shell_never_runs_what_the_sandbox_left_in_its_state(tmp_path, fake):
+    """The state a sandboxed command saves is sourced by the user's next `!cmd`, outside
+    the sandbox: a forged state file is not taken, and variables that make later programs
+    run code are dropped."""
+    root = init_git(tmp_path / "ws", {"app.py": APP})
+    forge = (
+        "b=$(tr '\\0' '\\n' < /proc/$$/cmdline | grep -o \"[^ ']*/env.next\" | head -1); trap - EXIT; "
+        'printf \'touch PWNED_STATE\\n\' > "$b"; pwd > "${b%env.next}cwd.next"; echo forged'
+    )
+    async with server(root, fake, {}) as s:
+        _, second = await agent_runs(
+            s,
+            fake,
+            "export LD_PRELOAD=/tmp/evil.so GIT_SSH_COMMAND='touch PWNED_SSH' PROMPT_COMMAND='touch PWNED_PC' OK_VAR=1",
+            forge,
+        )
+        assert "forged" in second
+        mine = await s.execute(
+            "coder.shell", {"command": "env | grep -E '^(LD_PRELOAD|GIT_SSH_COMMAND|PROMPT_COMMAND|OK_VAR)='"}
+        )
+    assert "OK_VAR=1" in mine["reply"], mine  # an ordinary export carries over
+    for name in ("LD_PRELOAD", "GIT_SSH_COMMAND", "PROMPT_COMMAND"):
+        assert name not in mine["reply"], mine
+    assert not (root / "PWNED_STATE").exists() and not (root / "PWNED_SSH").exists()
