@@ -13,6 +13,8 @@ export interface CommandInfo {
   argumentHint: string;
   kind: 'local' | 'prompt' | 'agent';
   source: 'builtin' | 'workspace' | 'user' | 'skill';
+  /** false: a skill for the agent only (`/name` answers with an error) */
+  userInvocable?: boolean;
 }
 
 export interface SessionInfo {

@@ -22,7 +22,7 @@ export function slashMatches(input: string, catalog: readonly CommandInfo[], lim
   for (const c of catalog) {
     const name = c.name.replace(/^\//, '');
     const lower = name.toLowerCase();
-    if (seen.has(lower)) continue;
+    if (seen.has(lower) || c.userInvocable === false) continue;
     if (lower.startsWith(query)) prefix.push(c);
     else if (query && lower.includes(query)) inner.push(c);
     else continue;

@@ -900,7 +900,8 @@ local function complete_slash(arglead, cmdline, cursorpos)
   local out = {}
   for _, c in ipairs((st and st.commands) or {}) do
     local item = '/' .. c.name
-    if item:sub(1, #arglead) == arglead then
+    -- a skill for the agent only (user-invocable: false) answers /name with an error
+    if c.userInvocable ~= false and item:sub(1, #arglead) == arglead then
       table.insert(out, item)
     end
   end

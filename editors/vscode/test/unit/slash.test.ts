@@ -37,3 +37,9 @@ test('parseSlash splits name and args', () => {
   assert.deepEqual(parseSlash('/help'), { name: 'help', args: '' });
   assert.equal(parseSlash('!ls'), null);
 });
+
+test('a skill for the agent only (userInvocable: false) is not offered', () => {
+  const hidden: CommandInfo = { ...cmd('deploy-notes'), kind: 'prompt', source: 'skill', userInvocable: false };
+  const shown: CommandInfo = { ...cmd('deploy'), kind: 'prompt', source: 'skill', userInvocable: true };
+  assert.deepEqual(slashMatches('/dep', [...catalog, hidden, shown]).map((m) => m.command.name), ['deploy']);
+});
