@@ -160,17 +160,45 @@ class Subagents:
         return _label(i, definition.name, status, text)
 
     async def _run(self, call_id: str, definition: AgentDef, prompt: str) -> tuple[str, str]:
-        """(status, final text) of one subagent."""
+        """(status, final text) of one subagent, with a work-done progress of its own whose
+        Cancel stops it alone (its slot says "cancelled"; the parent goes on)."""
+        parent = self.parent
+        agent_id = f"{definition.name}-{uuid.uuid4().hex[:8]}"
+        body = asyncio.ensure_future(self._body(agent_id, call_id, definition, prompt))
+        stopped = False
+
+        def cancel() -> None:
+            nonlocal stopped
+            stopped = True
+            body.cancel()
+
+        unregister = parent.register_subtask(agent_id, cancel)
+        outcome = "Failed"
+        try:
+            await parent.host.begin_progress(agent_id, f"Coder: {definition.name}", " ".join(prompt.split())[:80])
+            status, text = await body
+            outcome = "Done" if status == "completed" else "Failed"
+            return status, text
+        except asyncio.CancelledError:
+            outcome = "Cancelled"
+            task = asyncio.current_task()
+            if stopped and task is not None and not task.cancelling():
+                return "cancelled", "cancelled by the user"
+            raise
+        finally:
+            unregister()
+            parent.host.end_progress(agent_id, outcome)
+
+    async def _body(self, agent_id: str, call_id: str, definition: AgentDef, prompt: str) -> tuple[str, str]:
         from coder_ls.agent.turn import Turn
 
         parent = self.parent
-        agent_id = f"{definition.name}-{uuid.uuid4().hex[:8]}"
 
         def emit(event: Event) -> None:
             parent.emit(msgspec.structs.replace(event, agent_id=agent_id, parent_call_id=call_id))
 
         def report(message: str) -> None:
-            parent.report(f"{definition.name}: {message}")
+            parent.host.report_progress(agent_id, message)
 
         result = ResultBuilder(parent.result.session_id, parent.result.submission_id)
         sub = SubSession(parent.session)

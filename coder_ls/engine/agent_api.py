@@ -54,6 +54,10 @@ def _no_agents() -> Sequence[AgentDef]:
     return ()
 
 
+def _no_subtasks(task_id: str, cancel: Callable[[], None]) -> Callable[[], None]:
+    return lambda: None
+
+
 @dataclass(frozen=True)
 class TurnContext:
     """One submission's view of the engine, for the agent.
@@ -74,6 +78,9 @@ class TurnContext:
     persist_rule: Callable[[Rule], None]
     skills: Callable[[], Sequence[SkillInfo]] = field(default=_no_skills)  # the model-invocable ones, now
     agents: Callable[[], Sequence[AgentDef]] = field(default=_no_agents)  # subagent definitions, now
+    # A part of the submission with a progress of its own (a subagent): `register(id, cancel)`
+    # makes a cancel aimed at `id` (its progress token) call `cancel`; it returns the unregister.
+    register_subtask: Callable[[str, Callable[[], None]], Callable[[], None]] = field(default=_no_subtasks)
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,7 @@ class Engine:
         register_builtins(self.registry)
         self.sessions = SessionManager(root, host, lambda: self.config)
         self._checkpoints: Checkpoints | None = None
+        self._subtasks: dict[str, Callable[[], None]] = {}  # subagent id -> cancel it alone
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = source_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
@@ -153,7 +154,16 @@ class Engine:
             persist_rule=self.persist_rule,
             skills=self.model_skills,
             agents=self.agent_defs,
+            register_subtask=self._register_subtask,
         )
+
+    def _register_subtask(self, task_id: str, cancel: Callable[[], None]) -> Callable[[], None]:
+        self._subtasks[task_id] = cancel
+
+        def unregister() -> None:
+            self._subtasks.pop(task_id, None)
+
+        return unregister
 
     def model_skills(self) -> list[SkillInfo]:
         """The skills the model may load: from SKILL.md files, without
@@ -299,7 +309,11 @@ class Engine:
 
     def interrupt_submission(self, submission_id: str) -> bool:
         """A cancel aimed at one submission (its progress token, its request): the same
-        interrupt of its session. False when it has already finished (a stale cancel)."""
+        interrupt of its session. False when it has already finished (a stale cancel).
+        A subagent's progress cancels that subagent alone."""
+        if (cancel := self._subtasks.get(submission_id)) is not None:
+            cancel()
+            return True
         state = self.sessions.find_active(submission_id)
         if state is None or state.finished.is_set():
             return False

@@ -184,3 +184,26 @@ async def test_a_forked_command_keeps_the_main_context_clean(agent, forked):
     last = str(a.fake.message_requests[-1].body["messages"])
     assert "as a subagent (explore); it answered" in last and "There are two functions." in last
     assert '"def "' not in last and "g1" not in last  # not the subagent's own steps
+
+
+async def test_cancelling_one_subagents_progress_stops_it_alone(agent):
+    a = await agent()
+    a.fake.push(
+        routed("stuck task", {"fault": "hang", "afterEvents": 1}),
+        routed("quick task", reply("quick done")),
+        calls(tool_call("task", {"tasks": [{"prompt": "stuck task"}, {"prompt": "quick task"}]}, "t8")),
+        reply("one was stopped, the other finished"),
+    )
+    _, answer = a.s.start("coder.input", {"text": "do both"})
+    await a.s.wait_for(lambda: len(a.s.events_of("subagentStarted")) == 2, timeout=10)
+    stuck = next(e["agentId"] for e in a.s.events_of("subagentStarted") if e["prompt"] == "stuck task")
+    token = f"coder/{stuck}"
+    await a.s.wait_for(lambda: a.s.progress_of(token), timeout=10)
+    assert a.s.progress_of(token)[0].title == "Coder: general" and a.s.progress_of(token)[0].cancellable
+    a.s.cancel_progress(token)
+    result = await asyncio.wait_for(answer, 15)
+    assert result["status"] == "completed" and result["reply"] == "one was stopped, the other finished", result
+    text = task_result(a, "t8")
+    assert "[1] general (cancelled):\ncancelled by the user" in text and "[2] general (completed):\nquick done" in text
+    await a.s.wait_for(lambda: a.s.progress_of(token)[-1].kind == "end", timeout=5)
+    assert a.s.progress_of(token)[-1].message == "Cancelled"
