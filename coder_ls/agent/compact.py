@@ -107,10 +107,13 @@ def apply_summary(ctx: TurnContext, summary: str, kept: list[Message] | None = N
     """Replace the session's context with the summary (then `kept`, verbatim); returns how
     many messages the summary replaced."""
     from coder_ls.agent.skills import UsedSkills
+    from coder_ls.agent.tools.todos import format_todos
 
     session = ctx.session
     before = len(session.context) - len(kept or [])
     text = summary_text(summary) + session.extension(UsedSkills, UsedSkills).note()
+    if session.todos:  # the list lives on in the session: the model keeps seeing it
+        text += f"\n\n# The todo list (todoRead and todoWrite still work on it)\n{format_todos(session.todos)}"
     session.compact(text, kept)
     ctx.emit(ContextCompacted(summary=text, messages_before=before))
     return before

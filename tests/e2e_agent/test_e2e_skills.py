@@ -98,3 +98,16 @@ async def test_a_loaded_skill_survives_compaction(agent, skills):
     await a.turn("go on")
     after = all_text(a.fake.message_requests[-1])
     assert "Skills loaded earlier in this session" in after and "scripts/lint.sh" in after
+
+
+async def test_the_todo_list_survives_compaction(agent):
+    a = await agent()
+    todos = {"todos": [{"content": "write the parser", "status": "completed"}, {"content": "test it"}]}
+    a.fake.push(calls(tool_call("todoWrite", todos, "td1")), reply("planned"))
+    await a.turn("plan the parser work")
+    a.fake.push(reply("Summary: parser planned."))
+    await a.turn("/compact")
+    a.fake.push(reply("next"))
+    await a.turn("what is left?")
+    after = all_text(a.fake.message_requests[-1])
+    assert "# The todo list" in after and "[x] 1. write the parser" in after and "[ ] 2. test it" in after
