@@ -109,6 +109,26 @@ export class Transcript {
     if (typeof raw !== 'object' || raw === null || typeof raw.type !== 'string') return false;
     const ev = raw as KnownEvent;
     const sub = ev.submissionId || undefined;
+    const agentId = (raw as { agentId?: unknown }).agentId;
+    if (typeof agentId === 'string') {
+      // A subagent's events (contract section 13): its start and end are shown, and its
+      // approvals; its streamed text and tool calls stay out of the main transcript (its
+      // answer comes back as the output of the task call, shown under that call).
+      const r = raw as { type: string; agent?: unknown; prompt?: unknown; status?: unknown };
+      const line = (v: unknown): string => String(v ?? '').split('\n')[0].slice(0, 160);
+      if (r.type === 'subagentStarted') {
+        this.add({ kind: 'notice', level: 'info', text: `subagent ${line(r.agent)}: ${line(r.prompt)}`, submissionId: sub });
+        this.changed();
+        return true;
+      }
+      if (r.type === 'subagentFinished') {
+        const failed = r.status === 'failed';
+        this.add({ kind: 'notice', level: failed ? 'error' : 'info', text: `subagent ${agentId}: ${line(r.status)}`, submissionId: sub });
+        this.changed();
+        return true;
+      }
+      if (r.type !== 'approvalRequested' && r.type !== 'approvalResolved') return true;
+    }
     switch (ev.type) {
       case 'userMessage': {
         const pending = this.entries.find(

@@ -213,7 +213,7 @@ local function handle_event(client_id, ev)
   end
   if ev.type == 'commandsChanged' then
     st.commands = nil
-  elseif ev.type == 'contextUsage' then
+  elseif ev.type == 'contextUsage' and ev.agentId == nil then
     st.context = { used = ev.usedTokens, limit = ev.limitTokens }
   elseif ev.type == 'modelChanged' then
     st.model = ev.model

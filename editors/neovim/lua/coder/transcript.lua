@@ -217,6 +217,19 @@ end
 function M.on_event(ev)
   local t = ev.type
   local sub = ev.submissionId or ''
+  if ev.agentId ~= nil then
+    -- a subagent's events: its start and end, and its approvals; its streamed text and
+    -- tool calls stay out (its answer comes back as the output of the task call)
+    if t == 'subagentStarted' then
+      M.append('  [subagent ' .. tostring(ev.agent) .. '] ' .. first_line(ev.prompt))
+      return
+    elseif t == 'subagentFinished' then
+      M.append('  [subagent ' .. tostring(ev.agentId) .. '] ' .. tostring(ev.status))
+      return
+    elseif t ~= 'approvalRequested' and t ~= 'approvalResolved' then
+      return
+    end
+  end
   if t == 'userMessage' then
     if not state.empty then
       M.append('')

@@ -174,3 +174,18 @@ test('assistantRestart drops the text streamed since the step began, not earlier
     'the retried reply shows once, without the failed attempt',
   );
 });
+
+test("a subagent's stream stays out of the main reply; its start, end and approvals show", () => {
+  const t = new Transcript();
+  t.applyEvent(ev('assistantDelta', { text: 'Let me ask a helper. ' }));
+  t.applyEvent(ev('subagentStarted', { agentId: 'explore-1', parentCallId: 't1', agent: 'explore', prompt: 'find add\nmore' }));
+  t.applyEvent(ev('assistantDelta', { text: 'SUBAGENT TEXT', agentId: 'explore-1', parentCallId: 't1' }));
+  t.applyEvent(ev('approvalRequested', { callId: 'c9', tool: 'bash', summary: 'run ls', agentId: 'explore-1' }));
+  t.applyEvent(ev('subagentFinished', { agentId: 'explore-1', parentCallId: 't1', status: 'completed' }));
+  t.applyEvent(ev('assistantDelta', { text: 'Done.' }));
+  const text = only(t, 'assistant').map((a) => a.text).join('|');
+  assert.ok(!text.includes('SUBAGENT TEXT'), text);
+  const notices = only(t, 'notice').map((n) => n.text);
+  assert.deepEqual(notices, ['subagent explore: find add', 'subagent explore-1: completed']);
+  assert.equal(only(t, 'approval').length, 1);
+});
