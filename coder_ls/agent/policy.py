@@ -41,7 +41,7 @@ Action = Literal["allow", "ask", "deny"]
 CommandCheck = Callable[[str, Path], "str | None"]
 
 # no side effects of their own (a subagent's tools go through the policy one by one)
-ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite", "skill", "reportFindings", "task"})
+ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite", "skill", "reportFindings", "task", "plan"})
 READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
 WRITE_TOOLS = frozenset({"write", "edit", "multiEdit"})  # every tool that writes files
 SHELL_TOOLS = frozenset({"bash"})

@@ -141,6 +141,11 @@ class Agent:
             if action.fork is not None:
                 await Subagents(self, ctx, depth=0).fork(action)
                 return
+            if action.task is not None:
+                from coder_ls.agent.longtask import run_task
+
+                await run_task(self, ctx, action.task)
+                return
             may_start = ctx.config().agents.max_depth >= 1
             tools, specs = self.tools_for(ctx.skills(), review=action.review, subagents=may_start)
 

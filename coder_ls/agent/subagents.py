@@ -99,6 +99,14 @@ def make_task_tool() -> Tool[TaskInput]:
     return Tool("task", "Run subagents (see the input's description).", TaskInput, run)
 
 
+@dataclasses.dataclass
+class SubOutcome:
+    status: str  # completed | failed | cancelled
+    text: str
+    code: str = ""  # the error's code when it failed (a provider error's kind)
+    tokens: int = 0
+
+
 class Subagents:
     """The runner for one turn: what `ToolContext.run_subagents` calls."""
 
@@ -131,7 +139,8 @@ class Subagents:
             return
         if action.model:
             definition = dataclasses.replace(definition, model=action.model)
-        status, text = await self._run(self.parent.submission_id, definition, action.prompt)
+        out = await self._run(self.parent.submission_id, definition, action.prompt)
+        status, text = out.status, out.text
         who = f"{action.command or 'a command'} as a subagent ({definition.name})"
         note = f"(I ran {who}; it answered:)\n{text[:ANSWER_MAX_CHARS]}"
         parent = self.parent
@@ -146,7 +155,8 @@ class Subagents:
         answers: list[str] = []
         previous = ""
         for i, (definition, prompt) in enumerate(jobs):
-            status, text = await self._run(call_id, definition, prompt.replace("{previous}", previous))
+            out = await self._run(call_id, definition, prompt.replace("{previous}", previous))
+            status, text = out.status, out.text
             answers.append(_label(i, definition.name, status, text))
             if status != "completed":
                 answers += [f"[{k + 1}] {d.name}: not run (an earlier step {status})" for k, (d, _) in
@@ -156,10 +166,10 @@ class Subagents:
         return "\n\n".join(answers)
 
     async def _slot(self, i: int, call_id: str, definition: AgentDef, prompt: str) -> str:
-        status, text = await self._run(call_id, definition, prompt)
-        return _label(i, definition.name, status, text)
+        out = await self._run(call_id, definition, prompt)
+        return _label(i, definition.name, out.status, out.text)
 
-    async def _run(self, call_id: str, definition: AgentDef, prompt: str) -> tuple[str, str]:
+    async def _run(self, call_id: str, definition: AgentDef, prompt: str) -> SubOutcome:
         """(status, final text) of one subagent, with a work-done progress of its own whose
         Cancel stops it alone (its slot says "cancelled"; the parent goes on)."""
         parent = self.parent
@@ -176,20 +186,20 @@ class Subagents:
         outcome = "Failed"
         try:
             await parent.host.begin_progress(agent_id, f"Coder: {definition.name}", " ".join(prompt.split())[:80])
-            status, text = await body
-            outcome = "Done" if status == "completed" else "Failed"
-            return status, text
+            result = await body
+            outcome = "Done" if result.status == "completed" else "Failed"
+            return result
         except asyncio.CancelledError:
             outcome = "Cancelled"
             task = asyncio.current_task()
             if stopped and task is not None and not task.cancelling():
-                return "cancelled", "cancelled by the user"
+                return SubOutcome("cancelled", "cancelled by the user")
             raise
         finally:
             unregister()
             parent.host.end_progress(agent_id, outcome)
 
-    async def _body(self, agent_id: str, call_id: str, definition: AgentDef, prompt: str) -> tuple[str, str]:
+    async def _body(self, agent_id: str, call_id: str, definition: AgentDef, prompt: str) -> SubOutcome:
         from coder_ls.agent.turn import Turn
 
         parent = self.parent
@@ -226,12 +236,15 @@ class Subagents:
             await turn.run(RunAgent(prompt=prompt, plan=False))
             status = "completed" if result.status == "completed" else "failed"
             why = result.error.message if result.error else result.reply
-            return status, result.reply if status == "completed" else f"failed: {why}"
+            tokens = turn.usage.input_tokens + turn.usage.output_tokens
+            if status == "completed":
+                return SubOutcome(status, result.reply, tokens=tokens)
+            return SubOutcome(status, f"failed: {why}", result.error.code if result.error else "", tokens)
         except asyncio.CancelledError:
             status = "cancelled"
             raise
         except Exception as exc:  # a bug in one subagent: its slot says so, the others go on
-            return "failed", f"failed: {type(exc).__name__}: {exc}"
+            return SubOutcome("failed", f"failed: {type(exc).__name__}: {exc}", "internal")
         finally:
             usage = turn.usage if turn is not None else None
             emit(

@@ -40,6 +40,8 @@ IMMEDIATE_COMMANDS = frozenset({"help", "sessions", "diff", "model", "permission
 def waits_in_line(parsed: Parsed) -> bool:
     """Whether this input takes its turn in the session's line (else it runs at once)."""
     match parsed:
+        case Slash(name="task", args=args):
+            return args.split()[:1] not in (["status"], ["list"])  # looking never waits
         case Slash(name=name):
             return name not in IMMEDIATE_COMMANDS
         case Shell() | Prompt():

@@ -50,7 +50,7 @@ class Host(Protocol):
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
         """Start cancellable work-done progress for a long submission (no-op without support)."""
 
-    def report_progress(self, submission_id: str, message: str) -> None:
+    def report_progress(self, submission_id: str, message: str, percentage: int | None = None) -> None:
         """A `report` on the submission's work-done progress (no-op without one)."""
 
     def end_progress(self, submission_id: str, message: str) -> None:
@@ -96,7 +96,7 @@ class NullHost:
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
         self.progress.append((submission_id, f"begin: {title}: {message}"))
 
-    def report_progress(self, submission_id: str, message: str) -> None:
+    def report_progress(self, submission_id: str, message: str, percentage: int | None = None) -> None:
         self.progress.append((submission_id, message))
 
     def end_progress(self, submission_id: str, message: str) -> None:

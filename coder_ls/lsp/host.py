@@ -199,8 +199,8 @@ class LspHost:
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
         await self.progress.begin(submission_id, title, message)
 
-    def report_progress(self, submission_id: str, message: str) -> None:
-        self.progress.report(submission_id, message)
+    def report_progress(self, submission_id: str, message: str, percentage: int | None = None) -> None:
+        self.progress.report(submission_id, message, percentage)
 
     def end_progress(self, submission_id: str, message: str) -> None:
         self.progress.end(submission_id, message)

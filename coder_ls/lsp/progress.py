@@ -56,10 +56,11 @@ class ProgressManager:
             token, types.WorkDoneProgressBegin(title=title, message=message, cancellable=True)
         )
 
-    def report(self, submission_id: str, message: str) -> None:
+    def report(self, submission_id: str, message: str, percentage: int | None = None) -> None:
         token = self._active.get(submission_id)
         if token is not None:
-            self.server.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
+            report = types.WorkDoneProgressReport(message=message, percentage=percentage)
+            self.server.work_done_progress.report(token, report)
 
     def end(self, submission_id: str, message: str) -> None:
         self._drop_request_token(submission_id)

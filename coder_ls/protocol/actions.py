@@ -12,6 +12,7 @@ import msgspec
 
 from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.results import Data
+from coder_ls.protocol.tasks import TaskRequest
 
 
 class ToolGrant(msgspec.Struct, frozen=True):
@@ -37,6 +38,7 @@ class RunAgent(msgspec.Struct, frozen=True):
     grants: tuple[ToolGrant, ...] = ()  # this turn only (a command's `allowed-tools`)
     review: bool = False  # `/review`: the turn reports findings (`reportFindings`) as diagnostics
     fork: str | None = None  # `context: fork`: run as this subagent, the session keeps only a note
+    task: TaskRequest | None = None  # `/task`: plan and run the goal with subagents (section 14)
     command: str = ""  # the command that started it (`/name`), for that note
 
 

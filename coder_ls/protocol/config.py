@@ -67,6 +67,12 @@ class AgentsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     max_depth: NonNegativeInt = 1  # how deep subagents may start subagents (1: only the main agent)
 
 
+class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    max_concurrency: PositiveInt = 3  # steps of a /task running at once
+    max_retries: NonNegativeInt = 2  # more attempts of a step that failed on a retryable error
+    default_budget: PositiveInt = 500_000  # tokens a /task may use before it pauses
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "claude-sonnet-4-5"
     provider: str = "anthropic"
@@ -77,6 +83,7 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     workflow: WorkflowConfig = msgspec.field(default_factory=WorkflowConfig)
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
     agents: AgentsConfig = msgspec.field(default_factory=AgentsConfig)
+    tasks: TasksConfig = msgspec.field(default_factory=TasksConfig)
     rules: list[Rule] = msgspec.field(default_factory=list)
     approvals: ApprovalsConfig = msgspec.field(default_factory=ApprovalsConfig)
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)

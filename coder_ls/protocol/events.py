@@ -156,6 +156,18 @@ class SubagentFinished(Event, tag="subagentFinished"):
     usage: SubagentUsage = msgspec.field(default_factory=SubagentUsage)
 
 
+class TaskUpdated(Event, tag="taskUpdated"):
+    """A `/task` changed (contract section 14)."""
+
+    task_id: str
+    status: str
+    completed: int
+    failed: int
+    total: int
+    percentage: int
+    tokens_used: int
+
+
 class TurnFinished(Event, tag="turnFinished"):
     """The last event of every submission (agent turn, shell command, slash command)."""
 
@@ -195,6 +207,7 @@ AnyEvent = (
     | Queued
     | SubagentStarted
     | SubagentFinished
+    | TaskUpdated
     | TurnFinished
     | ErrorEvent
     | Notice

@@ -140,6 +140,37 @@ class AgentsData(Tagged, tag="agents"):
     agents: list[AgentInfo]
 
 
+class TaskStepInfo(msgspec.Struct, rename="camel", kw_only=True):
+    id: str
+    title: str
+    status: str
+    attempts: int
+    tokens: int
+
+
+class TaskData(Tagged, tag="task"):
+    """`/task status` (and a task's result): contract section 14."""
+
+    id: str
+    goal: str
+    status: str
+    steps: list[TaskStepInfo]
+    completed: int
+    failed: int
+    skipped: int
+    total: int
+    percentage: int
+    tokens_used: int
+    budget: int
+    elapsed_seconds: float
+    eta_seconds: float | None = None
+    report: str | None = None
+
+
+class TaskList(Tagged, tag="tasks"):
+    tasks: list[TaskData]
+
+
 class UsageData(Tagged, tag="usage"):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -162,6 +193,8 @@ Data = (
     | CompactedData
     | UsageData
     | AgentsData
+    | TaskData
+    | TaskList
 )
 
 

@@ -14,6 +14,7 @@ from coder_ls.protocol.actions import (
     Compact,
     ResetSession,
     ResumeSession,
+    RunAgent,
     SideQuestion,
     TrustWorkspace,
     UndoLast,
@@ -30,7 +31,11 @@ from coder_ls.protocol.results import (
     RuleInfo,
     SessionInfo,
     SessionList,
+    TaskData,
+    TaskList,
+    TaskStepInfo,
 )
+from coder_ls.protocol.tasks import TaskRequest, TaskState
 
 
 def _usage_error(message: str) -> CommandOutcome:
@@ -202,6 +207,64 @@ async def cmd_agents(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(reply="\n".join(lines), data=AgentsData(agents=infos))
 
 
+def task_data(state: TaskState) -> TaskData:
+    done, failed, skipped, total = state.counts()
+    finished = done + failed + skipped
+    eta = state.elapsed_seconds / finished * (total - finished) if finished and total > finished else None
+    steps = [
+        TaskStepInfo(id=s.id, title=s.title, status=s.status, attempts=s.attempts, tokens=s.tokens) for s in state.steps
+    ]
+    return TaskData(
+        id=state.id, goal=state.goal, status=state.status, steps=steps, completed=done, failed=failed,
+        skipped=skipped, total=total, percentage=state.percentage(), tokens_used=state.tokens_used,
+        budget=state.budget, elapsed_seconds=round(state.elapsed_seconds, 1),
+        eta_seconds=round(eta, 1) if eta is not None else None, report=state.report,
+    )  # fmt: skip
+
+
+def _task_line(state: TaskState) -> str:
+    done, _, _, total = state.counts()
+    return f"{state.id}  {state.status:<9} {done}/{total} steps ({state.percentage()}%)  {state.goal[:60]}"
+
+
+async def cmd_task(ctx: CommandContext, args: str) -> CommandOutcome:
+    from coder_ls.engine import taskstore
+
+    words = args.split()
+    head = words[0] if words else ""
+    if not words:
+        return _usage_error("/task <goal> [--budget TOKENS], /task status [id], /task list, /task resume [id]")
+    if head == "list":
+        tasks = taskstore.list_tasks(ctx.root)
+        reply = "\n".join(_task_line(t) for t in tasks) or "No tasks in this workspace."
+        return CommandOutcome(reply=reply, data=TaskList(tasks=[task_data(t) for t in tasks]))
+    if head in ("status", "resume"):
+        state = taskstore.find(ctx.root, words[1] if len(words) > 1 else None)
+        if state is None:
+            which = f"matching {words[1]!r}" if len(words) > 1 else "in this workspace"
+            return CommandOutcome(error=f"/task {head}: no task {which}", error_code="unknown_task")
+        if head == "status":
+            lines = [_task_line(state), *(f"  {s.id:<8} {s.status:<9} {s.title}" for s in state.steps)]
+            if state.note:
+                lines.append(f"  ({state.note})")
+            return CommandOutcome(reply="\n".join(lines), data=task_data(state))
+        if state.status == "completed":
+            return CommandOutcome(reply=f"Task {state.id} is already completed.", data=task_data(state))
+        request = TaskRequest(resume=state.id, budget=state.budget)
+        return CommandOutcome(actions=[RunAgent(prompt=f"/task resume {state.id}", plan=False, task=request)])
+    budget = ctx.config.tasks.default_budget
+    if "--budget" in words:
+        i = words.index("--budget")
+        if i + 1 >= len(words) or not words[i + 1].isdigit() or int(words[i + 1]) <= 0:
+            return _usage_error("/task --budget takes a number of tokens, e.g. --budget 200000")
+        budget = int(words[i + 1])
+        words = words[:i] + words[i + 2 :]
+    goal = " ".join(words).strip()
+    if not goal:
+        return _usage_error("/task needs a goal")
+    return CommandOutcome(actions=[RunAgent(prompt=goal, plan=False, task=TaskRequest(goal=goal, budget=budget))])
+
+
 async def cmd_undo(ctx: CommandContext, args: str) -> CommandOutcome:
     arg = args.strip()
     if arg == "":
@@ -236,6 +299,12 @@ def register_builtins(registry: Registry) -> None:
         Command("undo", "Revert the files changed by the last submission", "[--all]", cmd_undo),
         Command("btw", "Ask a side question without disturbing the work", "<question>", cmd_btw),
         Command("agents", "List the subagents the agent can start", "", cmd_agents),
+        Command(
+            "task",
+            "Plan a large goal and run it with subagents; status, list, resume",
+            "<goal> [--budget N] | status [id] | list | resume [id]",
+            cmd_task,
+        ),
         *prompt_commands(),
     ):
         registry.add_builtin(command)

@@ -15,6 +15,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "undo",
     "btw",
     "agents",
+    "task",
     "init",
     "review",
     "commit",

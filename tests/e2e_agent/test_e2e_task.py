@@ -1,0 +1,134 @@
+"""`/task` end to end (contract section 14) against the strict fake, requests routed by
+content: a plan with a dependency runs in order and ends with a report; a failing step is
+isolated (its dependant skipped, the rest goes on); an interrupt pauses and `/task
+resume` runs only what had not completed; a used-up budget pauses; an invalid plan goes
+back to the planner."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from agent_e2e import calls, tool_call
+from anthropic_server import reply
+
+pytestmark = pytest.mark.asyncio(loop_scope="package")
+
+PLAN = "Plan how to reach this goal"
+
+
+def plan(*steps: dict) -> dict:
+    return {"when": PLAN, **calls(tool_call("plan", {"steps": list(steps)}, "plan1"))}
+
+
+def step(sid: str, deps: list[str] | None = None) -> dict:
+    return {"id": sid, "title": f"Step {sid}", "prompt": f"do {sid.upper()} now", "dependsOn": deps or []}
+
+
+def routed(when: str, spec: dict) -> dict:
+    return {**spec, "when": when}
+
+
+def first_text(request) -> str:
+    return json.dumps(request.body["messages"][0])
+
+
+def request_index(fake, text: str) -> int:
+    """The request of the step whose prompt holds `text` (a step's own first message)."""
+    return next(i for i, r in enumerate(fake.message_requests) if text in first_text(r))
+
+
+async def test_a_plan_runs_in_dependency_order_and_ends_with_a_report(agent):
+    a = await agent()
+    a.fake.push(
+        plan(step("a"), step("b", ["a"]), step("c")),
+        routed(PLAN, reply("planned")),
+        routed("do A now", reply("A done: 3 files")),
+        routed("do C now", reply("C done")),
+        routed("do B now", reply("B done")),
+        routed("Write the final report", reply("# Report\nAll three steps done.")),
+    )
+    result = await a.turn("/task build the thing")
+    assert result["status"] == "completed", (result, [r.body["messages"][-1] for r in a.fake.message_requests])
+    data = result["data"]
+    assert data["kind"] == "task" and data["status"] == "completed" and data["completed"] == 3
+    assert data["percentage"] == 100 and "Report: .coder/tasks/" in result["reply"]
+    report = a.root / data["report"]
+    assert report.read_text() == "# Report\nAll three steps done."
+    assert request_index(a.fake, "do B now") > request_index(a.fake, "do A now")
+    b_request = json.dumps(a.fake.message_requests[request_index(a.fake, "do B now")].body["messages"])
+    assert "A done: 3 files" in b_request  # a dependency's result is in the step's prompt
+    updates = a.s.events_of("taskUpdated")
+    assert updates[-1]["status"] == "completed" and updates[-1]["percentage"] == 100
+    reports = [r for t in a.s.progress_tokens() for r in a.s.progress_of(t)]
+    percentages = [r.percentage for r in reports if getattr(r, "percentage", None)]
+    assert 100 in percentages
+    status = await a.turn(f"/task status {data['id']}")
+    assert [s["status"] for s in status["data"]["steps"]] == ["completed"] * 3
+    listed = await a.turn("/task list")
+    assert data["id"] in [t["id"] for t in listed["data"]["tasks"]]
+
+
+async def test_a_failed_step_skips_its_dependants_and_the_rest_goes_on(agent):
+    a = await agent()
+    a.fake.push(
+        plan(step("a"), step("b", ["a"]), step("c")),
+        routed(PLAN, reply("planned")),
+        routed("do A now", {"status": 400, "errorType": "invalid_request_error", "message": "bad A"}),
+        routed("do C now", reply("C done")),
+        routed("Write the final report", reply("# Report\nA failed.")),
+    )
+    result = await a.turn("/task fragile work")
+    assert result["status"] == "failed", result
+    steps = {s["id"]: s["status"] for s in result["data"]["steps"]}
+    assert steps == {"a": "failed", "b": "skipped", "c": "completed"}
+    assert "not completed: a, b" in result["reply"]
+    assert not any("do B now" in first_text(r) for r in a.fake.message_requests)
+
+
+async def test_an_interrupt_pauses_and_resume_runs_only_what_is_left(agent):
+    a = await agent()
+    a.fake.push(
+        plan(step("a"), step("b", ["a"])),
+        routed(PLAN, reply("planned")),
+        routed("do A now", reply("A done")),
+        routed("do B now", {"fault": "hang", "afterEvents": 1}),
+    )
+    _, answer = a.s.start("coder.input", {"text": "/task two steps"})
+    await a.s.wait_for(lambda: any("do B now" in first_text(r) for r in a.fake.message_requests), 15)
+    await a.s.execute("coder.interrupt", {})
+    result = await asyncio.wait_for(answer, 10)
+    assert result["status"] == "cancelled", result
+    status = await a.turn("/task status")
+    assert status["data"]["status"] == "paused"
+    assert [s["status"] for s in status["data"]["steps"]] == ["completed", "pending"]
+    a.fake.requests.clear()
+    a.fake.push(routed("do B now", reply("B done")), routed("Write the final report", reply("# Report\ndone")))
+    resumed = await a.turn("/task resume")
+    assert resumed["status"] == "completed" and resumed["data"]["completed"] == 2, resumed
+    sent = [first_text(r) for r in a.fake.message_requests]
+    assert not any("do A now" in m for m in sent) and not any(PLAN in m for m in sent)  # only what was left
+
+
+async def test_a_used_up_budget_pauses_before_any_step(agent):
+    a = await agent()
+    a.fake.push(plan(step("a")), routed(PLAN, reply("planned")))
+    result = await a.turn("/task tiny budget --budget 1")
+    assert result["data"]["status"] == "paused" and "budget" in result["reply"], result
+    assert not any("do A now" in first_text(r) for r in a.fake.message_requests)
+
+
+async def test_an_invalid_plan_goes_back_to_the_planner(agent):
+    a = await agent()
+    a.fake.push(
+        plan(step("a", ["b"]), step("b", ["a"])),
+        routed(PLAN, calls(tool_call("plan", {"steps": [step("a")]}, "plan2"))),
+        routed(PLAN, reply("planned")),
+        routed("do A now", reply("A done")),
+        routed("Write the final report", reply("# Report")),
+    )
+    result = await a.turn("/task circular")
+    assert result["status"] == "completed", result
+    second_planner = json.dumps(a.fake.message_requests[1].body["messages"])
+    assert "go round in a circle" in second_planner
