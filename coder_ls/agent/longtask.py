@@ -122,6 +122,7 @@ class TaskRun:
         s = self.state
         s.updated_at = time.time()
         taskstore.save(self.ctx.root, s)
+        self.ctx.session.record_task(s)
         done, failed, _, total = s.counts()
         pct = s.percentage()
         running = [st.title for st in s.steps if st.status == "running"]

@@ -16,6 +16,7 @@ from coder_ls.engine.submission import SubmissionState, stamp
 from coder_ls.protocol.events import Event, TodoItem
 from coder_ls.protocol.messages import Message, TextBlock, ToolUseBlock
 from coder_ls.protocol.results import HistoryItem
+from coder_ls.protocol.tasks import TaskState
 from coder_ls.store import log as slog
 from coder_ls.store.index import SessionIndex
 
@@ -148,6 +149,10 @@ class Session:
         self.log().append(slog.CompactionEntry(summary=summary, kept=kept, ts=time.time()))
         self.context = [Message(role="user", content=[TextBlock(text=summary)]), *kept]
         self.last_context_tokens = 0
+
+    def record_task(self, state: TaskState) -> None:
+        """A `/task` changed: its state, appended to the session log (history only)."""
+        self.log().append(slog.TaskEntry(task=state, ts=time.time()))
 
     def clear_context(self) -> None:
         self.context = []

@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 
 from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from coder_ls.protocol.tasks import TaskState
 from coder_ls.store.gitignore import ensure_sessions_dir, fsync_dir, state_paths, write_atomic
 
 LOG_VERSION = 1
@@ -109,7 +110,14 @@ class ShellEntry(_Entry, tag="shell"):
             self.truncated = True
 
 
-Entry = MessageEntry | ClearEntry | CompactionEntry | ModelEntry | TitleEntry | ShellEntry
+class TaskEntry(_Entry, tag="task"):
+    """A `/task`'s state after one of its changes (contract section 14; history only)."""
+
+    task: TaskState
+    version: int = 1
+
+
+Entry = MessageEntry | ClearEntry | CompactionEntry | ModelEntry | TitleEntry | ShellEntry | TaskEntry
 
 _encoder = msgspec.json.Encoder()
 _entry_decoder = msgspec.json.Decoder(Entry)

@@ -68,6 +68,11 @@ async def test_a_plan_runs_in_dependency_order_and_ends_with_a_report(agent):
     assert [s["status"] for s in status["data"]["steps"]] == ["completed"] * 3
     listed = await a.turn("/task list")
     assert data["id"] in [t["id"] for t in listed["data"]["tasks"]]
+    # every change was also appended to the session log, versioned
+    log = next((a.root / ".coder" / "sessions").glob(f"{result['sessionId']}*.jsonl"))
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    tasks = [e for e in entries if e.get("type") == "task"]
+    assert tasks and all(e["version"] == 1 for e in tasks) and tasks[-1]["task"]["status"] == "completed"
 
 
 async def test_a_failed_step_skips_its_dependants_and_the_rest_goes_on(agent):
