@@ -211,9 +211,23 @@ def _turn_denial(commands: Sequence[Command], turn: Collection[ToolGrant]) -> De
             if g.action == "deny" and _deny_covers(prefix, c):
                 return Decision("deny", f"this command may not run `{g.command}`")
             if g.action == "allow" and g.forbidden and _prefix_covers(prefix, c.written):
-                if bad := next((w for w in c.written if w in g.forbidden), None):
+                if bad := next((w for w in c.written if w is not None and _forbidden(w, g.forbidden)), None):
                     return Decision("deny", f"this command may not run `{g.command}` with `{bad}`")
     return None
+
+
+def _forbidden(word: str, forbidden: tuple[str, ...]) -> bool:
+    """`word` is one of `forbidden`, or spells one the way git's option parser would take
+    it: a long option abbreviated (`--no-ver` for `--no-verify`, `--amen=`), or a short
+    one inside a bundle (`-anm` holds `-n`)."""
+    if word in forbidden:
+        return True
+    if word.startswith("--") and len(word) > 3:
+        name = word.split("=", 1)[0]
+        return any(f.startswith("--") and f.startswith(name) for f in forbidden)
+    if len(word) > 2 and word[0] == "-" and word[1] != "-" and word[1:].isalpha():
+        return any(len(f) == 2 and f[0] == "-" and f[1] != "-" and f[1] in word[1:] for f in forbidden)
+    return False
 
 
 def _shell_decision(

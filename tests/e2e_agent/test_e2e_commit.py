@@ -31,6 +31,10 @@ async def test_commit_makes_a_real_commit_and_refuses_the_rest(tmp_path, fake):
             calls(tool_call("bash", {"command": "git commit --no-verify -m 'skip hooks'"}, "c4")),
             calls(tool_call("bash", {"command": "git push origin HEAD"}, "c5")),
             calls(tool_call("bash", {"command": "git config user.email evil@x"}, "c6")),
+            calls(tool_call("bash", {"command": "git commit --no-ver -m 'skip hooks, abbreviated'"}, "c8")),
+            calls(tool_call("bash", {"command": "git commit -anm 'skip hooks, bundled'"}, "c9")),
+            calls(tool_call("bash", {"command": "git commit --amen -m 'amend, abbreviated'"}, "c10")),
+            calls(tool_call("bash", {"command": "git -c core.hooksPath=/dev/null commit -m 'no hooks'"}, "c11")),
             calls(tool_call("bash", {"command": "git status --short"}, "c7")),
             reply("Committed."),
         )
@@ -40,7 +44,7 @@ async def test_commit_makes_a_real_commit_and_refuses_the_rest(tmp_path, fake):
     prompt = result_text_of_first(fake)
     assert "M app.py" in prompt and "return a + b" in prompt and "init" in prompt  # status, diff, log
     results = tool_results(fake.message_requests[-1])
-    for denied in ("c3", "c4", "c5", "c6"):
+    for denied in ("c3", "c4", "c5", "c6", "c8", "c9", "c10", "c11"):
         assert "Not allowed" in result_text(results[denied]), results[denied]
     assert git(root, "log", "-1", "--format=%s") == "Fix add: it subtracted\n"
     assert git(root, "rev-parse", "HEAD~1") == before  # one new commit, not amended

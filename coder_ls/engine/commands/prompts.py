@@ -51,6 +51,13 @@ COMMIT_GRANTS = (
     ToolGrant(tool="bash", command="git commit", forbidden=_NEVER),
     ToolGrant(tool="bash", command="git push", action="deny"),
     ToolGrant(tool="bash", command="git config", action="deny"),
+    # around the grants, whatever the preset: config on the command line, another repo
+    ToolGrant(tool="bash", command="git -c", action="deny"),
+    ToolGrant(tool="bash", command="git -C", action="deny"),
+    ToolGrant(tool="bash", command="git --git-dir", action="deny"),
+    ToolGrant(tool="bash", command="git --work-tree", action="deny"),
+    ToolGrant(tool="bash", command="git reset", action="deny"),
+    ToolGrant(tool="bash", command="git rebase", action="deny"),
 )
 
 
