@@ -137,3 +137,32 @@ async def test_an_invalid_plan_goes_back_to_the_planner(agent):
     assert result["status"] == "completed", result
     second_planner = json.dumps(a.fake.message_requests[1].body["messages"])
     assert "go round in a circle" in second_planner
+
+
+async def test_a_server_killed_mid_task_resumes_only_what_had_not_completed(ws, fake):
+    from agent_e2e import api_env
+    from harness import lsp_session, server_process
+
+    fake.push(
+        plan(step("a"), step("b", ["a"])),
+        routed(PLAN, reply("planned")),
+        routed("do A now", reply("A done")),
+        routed("do B now", {"fault": "hang", "afterEvents": 1}),
+    )
+    async with lsp_session(ws, env=api_env(fake)) as s:
+        _, answer = s.start("coder.input", {"text": "/task survive a crash"})
+        await s.wait_for(lambda: any("do B now" in first_text(r) for r in fake.message_requests), 15)
+        proc = server_process(s)
+        proc.kill()  # SIGKILL: no cleanup runs
+        await asyncio.wait_for(proc.wait(), 10)
+        answer.cancel()
+    fake.requests.clear()
+    fake.push(routed("do B now", reply("B done")), routed("Write the final report", reply("# Report")))
+    async with lsp_session(ws, env=api_env(fake)) as s:
+        status = await s.execute("coder.input", {"text": "/task status"})
+        assert status["data"]["status"] == "paused", status  # found "running" on disk: cut off
+        assert [x["status"] for x in status["data"]["steps"]] == ["completed", "pending"]
+        resumed = await s.execute("coder.input", {"text": "/task resume"})
+        assert resumed["status"] == "completed" and resumed["data"]["completed"] == 2, resumed
+    sent = [first_text(r) for r in fake.message_requests]
+    assert not any("do A now" in m for m in sent) and not any(PLAN in m for m in sent)

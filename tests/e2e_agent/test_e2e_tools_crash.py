@@ -18,10 +18,9 @@ pytestmark = [
 
 
 async def test_resume_after_a_kill_during_a_tool_call(ws, fake):
-    (ws / ".coder").mkdir(exist_ok=True)
-    (ws / ".coder" / "config.json").write_text('{"permissions": "yolo"}')
     fake.push(calls(tool_call("bash", {"command": "sleep 30"}, "toolu_slow")))
-    async with lsp_session(ws, env=api_env(fake)) as s:
+    # the user's preset (a workspace file's yolo would wait for /trust): the sleep really runs
+    async with lsp_session(ws, env=api_env(fake), init_options={"permissions": "yolo"}) as s:
         _, answer = s.start("coder.input", {"text": "run the slow thing"})
         await s.wait_for(lambda: s.events_of("toolCallBegin"), timeout=20)
         sid = s.events_of("toolCallBegin")[0]["sessionId"]
