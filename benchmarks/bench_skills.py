@@ -30,7 +30,7 @@ def main() -> None:
     for n in (0, 10, 50):
         skills = [skill(i) for i in range(n)]
         system = agent.system(config, skills)
-        specs = agent.tools_for(skills)[1]
+        specs = agent.tools_for(skills, subagents=True)[1]  # as a turn gets them (the task tool too)
         tools = json.dumps(
             [{"name": s.name, "description": s.description, "input_schema": s.input_schema} for s in specs]
         )
