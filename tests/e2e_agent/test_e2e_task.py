@@ -166,3 +166,18 @@ async def test_a_server_killed_mid_task_resumes_only_what_had_not_completed(ws, 
         assert resumed["status"] == "completed" and resumed["data"]["completed"] == 2, resumed
     sent = [first_text(r) for r in fake.message_requests]
     assert not any("do A now" in m for m in sent) and not any(PLAN in m for m in sent)
+
+
+async def test_a_step_failing_on_a_retryable_error_is_tried_again_then_isolated(agent):
+    a = await agent(tasks={"maxRetries": 2})
+    server_error = routed("do A now", {"status": 500, "retryAfter": 0.01, "message": "boom"})
+    # the provider tries each request 5 times itself; the task tries the step 3 times
+    a.fake.push(plan(step("a"), step("b", ["a"]), step("c")), routed(PLAN, reply("planned")))
+    a.fake.push(*[server_error] * 15, routed("do C now", reply("C done")))
+    a.fake.push(routed("Write the final report", reply("# Report")))
+    result = await a.turn("/task flaky upstream")
+    assert result["status"] == "failed", result
+    steps = {s["id"]: (s["status"], s["attempts"]) for s in result["data"]["steps"]}
+    assert steps == {"a": ("failed", 3), "b": ("skipped", 0), "c": ("completed", 1)}
+    tries = [r for r in a.fake.message_requests if "do A now" in first_text(r)]
+    assert len(tries) == 15
