@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -39,11 +40,26 @@ _GLOB = re.compile(r"[*?\[]")
 
 
 @lru_cache(maxsize=1)
-def _parser() -> Any:
+def _language() -> Any:
     import tree_sitter
     import tree_sitter_bash
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter.Language(tree_sitter_bash.language())
+
+
+_PARSERS = threading.local()
+
+
+def _parser() -> Any:
+    """This thread's parser. A tree-sitter `Parser` must not be used by two threads at
+    once (long lines are checked in a worker thread while the event loop parses others;
+    a shared one crashed the process), so each thread gets its own."""
+    parser = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        import tree_sitter
+
+        parser = _PARSERS.parser = tree_sitter.Parser(_language())
+    return parser
 
 
 def parse(text: str, *, home: str | None = None, cwd: str | None = None) -> ParsedLine:
