@@ -85,13 +85,19 @@ class UnreadableFile(Exception):
     """A file that exists but cannot be used (the message says why)."""
 
 
-def read_regular_file(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> bytes | None:
+def read_regular_file(
+    path: Path, max_bytes: int = MAX_CONFIG_BYTES, *, follow_symlinks: bool = True
+) -> bytes | None:
     """The bytes of a file from the workspace or the user's configuration, None when it does
     not exist. Only a regular file
     is read (a FIFO, a device or a directory would block or never end: the workspace is
-    hostile input), opened without blocking and capped in size."""
+    hostile input), opened without blocking and capped in size; with `follow_symlinks`
+    false, a link at `path` is refused (`UnreadableFile`) rather than followed."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return None
     except OSError as exc:

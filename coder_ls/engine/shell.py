@@ -27,7 +27,6 @@ import re
 import shlex
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +35,7 @@ from pathlib import Path
 import msgspec
 
 from coder_ls.engine import lifetime, sandbox
+from coder_ls.engine.config import UnreadableFile, read_regular_file
 from coder_ls.engine.environ import child_env, secret_names
 from coder_ls.engine.shellstate import clean_state
 from coder_ls.protocol.config import SandboxConfig
@@ -102,18 +102,6 @@ def _script(out_dir: Path, hide: Sequence[str], force: Mapping[str, str]) -> str
             'eval "$__coder_cmd"',
         ]
     )
-
-
-def _read_nofollow(path: Path, limit: int) -> str:
-    """A regular file's text, never through a link, at most `limit` bytes (else OSError)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise OSError("too large")
-    return data.decode("utf-8", errors="surrogateescape")
 
 
 def _utf8_cut(data: bytes, limit: int) -> int:
@@ -394,10 +382,14 @@ class PersistentShell:
         boxed = out != self._state_dir
         env_next, cwd_next = out / "env.next", out / "cwd.next"
         try:
-            text = _read_nofollow(cwd_next, 4096)
-            env_text = _read_nofollow(env_next, 16 * 1024 * 1024) if boxed else None
-        except OSError:
+            cwd_data = read_regular_file(cwd_next, 4096, follow_symlinks=False)
+            env_data = read_regular_file(env_next, 16 * 1024 * 1024, follow_symlinks=False) if boxed else b""
+        except UnreadableFile:
+            return None  # a link, a FIFO, too large: not the state our trap writes; keep the old one
+        if cwd_data is None or env_data is None:
             return None  # the command replaced or removed our trap: keep the old state
+        text = cwd_data.decode("utf-8", errors="surrogateescape")
+        env_text = env_data.decode("utf-8", errors="surrogateescape") if boxed else None
         if not boxed and not env_next.exists():
             return None
         # A fresh name each time: renaming over a file makes ext4 flush it (slow).
