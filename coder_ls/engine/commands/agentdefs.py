@@ -14,15 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from coder_ls.engine.agent_api import AgentDef
+from coder_ls.engine.commands.allowed import TOOL_NAMES
 from coder_ls.engine.commands.files import MAX_COMMAND_FILE, LoadProblem
 from coder_ls.engine.commands.frontmatter import FrontMatterError, parse
 from coder_ls.engine.config import UnreadableFile, read_regular_file
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
-# Claude Code's names for our tools, as agent files from `.claude/agents/` use them.
-_TOOL_NAMES = {"bash": "bash", "read": "read", "grep": "grep", "glob": "glob", "ls": "ls", "edit": "edit",
-               "multiedit": "multiEdit", "write": "write", "todowrite": "todoWrite", "todoread": "todoRead",
-               "task": "task", "skill": "skill"}  # fmt: skip
+# Claude Code's names for our tools, as agent files from `.claude/agents/` use them (an
+# agent may also have the `task` and `skill` tools, which `allowed-tools` never grants).
+_TOOL_NAMES = {**TOOL_NAMES, "task": "task", "skill": "skill"}
 
 BUILTIN_AGENTS = (
     AgentDef(

@@ -19,7 +19,7 @@ import re
 from coder_ls.protocol.actions import ToolGrant
 
 _ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
-_TOOLS = {
+TOOL_NAMES = {  # Claude Code's tool names (lower-cased) -> ours
     "bash": "bash",
     "read": "read",
     "grep": "grep",
@@ -39,7 +39,7 @@ def parse_allowed_tools(entries: tuple[str, ...]) -> tuple[tuple[ToolGrant, ...]
     problems: list[str] = []
     for entry in entries:
         m = _ENTRY.match(entry)
-        tool = _TOOLS.get(m.group(1).lower()) if m else None
+        tool = TOOL_NAMES.get(m.group(1).lower()) if m else None
         if m is None or tool is None:
             problems.append(f"allowed-tools: {entry!r} is not a tool this agent has (skipped)")
             continue
