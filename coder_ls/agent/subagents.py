@@ -139,7 +139,7 @@ class Subagents:
             return
         if action.model:
             definition = dataclasses.replace(definition, model=action.model)
-        out = await self._run(self.parent.submission_id, definition, action.prompt)
+        out = await self.run_one(self.parent.submission_id, definition, action.prompt)
         status, text = out.status, out.text
         who = f"{action.command or 'a command'} as a subagent ({definition.name})"
         note = f"(I ran {who}; it answered:)\n{text[:ANSWER_MAX_CHARS]}"
@@ -155,7 +155,7 @@ class Subagents:
         answers: list[str] = []
         previous = ""
         for i, (definition, prompt) in enumerate(jobs):
-            out = await self._run(call_id, definition, prompt.replace("{previous}", previous))
+            out = await self.run_one(call_id, definition, prompt.replace("{previous}", previous))
             status, text = out.status, out.text
             answers.append(_label(i, definition.name, status, text))
             if status != "completed":
@@ -166,10 +166,10 @@ class Subagents:
         return "\n\n".join(answers)
 
     async def _slot(self, i: int, call_id: str, definition: AgentDef, prompt: str) -> str:
-        out = await self._run(call_id, definition, prompt)
+        out = await self.run_one(call_id, definition, prompt)
         return _label(i, definition.name, out.status, out.text)
 
-    async def _run(self, call_id: str, definition: AgentDef, prompt: str) -> SubOutcome:
+    async def run_one(self, call_id: str, definition: AgentDef, prompt: str) -> SubOutcome:
         """(status, final text) of one subagent, with a work-done progress of its own whose
         Cancel stops it alone (its slot says "cancelled"; the parent goes on)."""
         parent = self.parent
