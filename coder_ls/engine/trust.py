@@ -14,7 +14,6 @@ the user, so what they write is trusted when the rest of the file already was.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -83,6 +82,8 @@ def describe_widening(wide: Mapping[str, Any]) -> str:
 
 
 def digest(wide: Mapping[str, Any]) -> str:
+    import hashlib  # not on the `initialize` path: only a workspace file that widens needs it
+
     return hashlib.sha256(json.dumps(wide, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 

@@ -11,7 +11,6 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from coder_ls.lsp.edits import workspace_edit
-from coder_ls.lsp.host import resolve_caps
 from coder_ls.protocol.edits import FileChange, TextEdit
 
 if TYPE_CHECKING:
@@ -117,7 +116,7 @@ async def revert_actions(ls: Any, params: types.CodeActionParams) -> list[types.
         return []
     change = revert_edit(Path(doc.path), doc.source, doc.version, hunks)
     title = "Coder: Revert agent change" if len(hunks) == 1 else f"Coder: Revert agent changes ({len(hunks)})"
-    edit = workspace_edit((change,), resolve_caps(ls.client_capabilities))
+    edit = workspace_edit((change,), engine.host.caps)  # the capabilities, resolved once
     return [types.CodeAction(title=title, kind=REVERT_KIND, edit=edit)]
 
 
