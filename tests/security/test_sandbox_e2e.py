@@ -8,9 +8,8 @@ import contextlib
 import os
 import socket
 import sys
-import tempfile
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -54,22 +53,6 @@ async def agent_runs(s: Session, fake: FakeAnthropicServer, *commands: str) -> l
 
 def _exists(path: str) -> bool:
     return os.path.exists(path)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as f:
-        yield f
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    """A directory outside the workspace and outside /tmp (the sandbox has its own /tmp)."""
-    path = Path(tempfile.mkdtemp(prefix="coder-sbx-test-", dir="/var/tmp"))
-    yield path
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
 
 
 async def test_writes_outside_the_workspace_and_to_protected_paths_fail(tmp_path, fake, outside):

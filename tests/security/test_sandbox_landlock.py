@@ -9,8 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "e2e_agent"))
 
-from agent_e2e import APP, api_env, calls, result_text, tool_call, tool_results
-from anthropic_server import FakeAnthropicServer, reply
+from agent_e2e import APP, api_env
+from anthropic_server import FakeAnthropicServer
 from harness import Session, init_git, lsp_session
 from lsprotocol import types
 
 from coder_ls.engine.landlock import abi
-from security.test_sandbox_e2e import Listener, _exists
+from security.test_sandbox_e2e import Listener, _exists, agent_runs
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Unknown progress token"),
@@ -40,32 +39,6 @@ async def server(root: Path, fake: FakeAnthropicServer, settings: dict[str, Any]
             types.DidChangeConfigurationParams(settings={"coder": {"permissions": "yolo", **settings}})
         )
         yield s
-
-
-async def agent_runs(s: Session, fake: FakeAnthropicServer, *commands: str) -> list[str]:
-    fake.requests.clear()
-    ids = [f"toolu_ll{i}" for i in range(len(commands))]
-    fake.push(*[calls(tool_call("bash", {"command": c}, i)) for c, i in zip(commands, ids, strict=True)])
-    fake.push(reply("done"))
-    result = await s.execute("coder.input", {"text": "go"})
-    assert result["status"] == "completed", result
-    last = fake.message_requests[-1]
-    return [result_text(tool_results(last)[i]) for i in ids]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as f:
-        yield f
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="coder-ll-test-", dir="/var/tmp"))
-    yield path
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
 
 
 async def test_writes_outside_and_to_protected_paths_fail_whatever_the_route(tmp_path, fake, outside):
