@@ -181,3 +181,17 @@ async def test_a_step_failing_on_a_retryable_error_is_tried_again_then_isolated(
     assert steps == {"a": ("failed", 3), "b": ("skipped", 0), "c": ("completed", 1)}
     tries = [r for r in a.fake.message_requests if "do A now" in first_text(r)]
     assert len(tries) == 15
+
+
+async def test_bad_task_input_gets_a_clear_error_and_runs_nothing(agent):
+    a = await agent()
+    for text, says in (
+        ("/task", "/task <goal>"),
+        ("/task fix it --budget lots", "--budget takes a number"),
+        ("/task --budget 100", "needs a goal"),
+        ("/task status no-such-task", "no task matching 'no-such-task'"),
+        ("/task resume no-such-task", "no task matching 'no-such-task'"),
+    ):
+        result = await a.turn(text)
+        assert result["mode"] == "error" and says in result["error"]["message"], (text, result)
+    assert a.fake.message_requests == []
