@@ -208,6 +208,8 @@ class Engine:
         if self.refresh_commands():
             self.announce_commands_changed()
         match submission.op:
+            case Interrupt(agent_id=str() as agent_id):
+                return self._stop_agent_op(submission, agent_id)
             case Interrupt():
                 return self._interrupt_op(submission)
             case ListCommands():
@@ -335,6 +337,23 @@ class Engine:
             status="completed",
             reply=reply,
             data=InterruptData(cancelled_submissions=cancelled),
+        )
+
+    def _stop_agent_op(self, submission: Submission, agent_id: str) -> CommandResult:
+        """`coder.interrupt {agentId}`: the Stop of one subagent (the same as cancelling its
+        progress); the parent and the other subagents go on. A subagent that has already
+        finished is not an error: the click raced its end."""
+        sid = submission.session_id or self.sessions.current_id or ""
+        cancel = self._subtasks.get(agent_id)
+        if cancel is not None:
+            cancel()
+        return CommandResult(
+            session_id=sid,
+            submission_id=submission.id,
+            mode="command",
+            status="completed",
+            reply=f"Stopped subagent {agent_id}." if cancel else f"Subagent {agent_id} is not running.",
+            data=InterruptData(cancelled_submissions=[], cancelled_agents=[agent_id] if cancel else []),
         )
 
     def _command_context(self, session: Session) -> CommandContext:

@@ -55,9 +55,11 @@ class SlashArgs(Wire):
 
 
 class InterruptArgs(Wire):
-    """`coder.interrupt`: cancel everything running in the session."""
+    """`coder.interrupt`: cancel everything running in the session; with `agentId`, stop
+    that one running subagent alone (its parent and the other subagents go on)."""
 
     session_id: str | None = None
+    agent_id: str | None = None
 
 
 class ListCommandsArgs(Wire):

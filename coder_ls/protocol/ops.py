@@ -15,7 +15,9 @@ class UserInput(msgspec.Struct, frozen=True):
 
 
 class Interrupt(msgspec.Struct, frozen=True):
-    """Cancel everything running in the session."""
+    """Cancel everything running in the session, or, with `agent_id`, that one subagent."""
+
+    agent_id: str | None = None
 
 
 class CodeAction(msgspec.Struct, frozen=True):

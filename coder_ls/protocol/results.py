@@ -119,6 +119,7 @@ class SessionData(Tagged, tag="session"):
 
 class InterruptData(Tagged, tag="interrupt"):
     cancelled_submissions: list[str]
+    cancelled_agents: list[str] = msgspec.field(default_factory=list)
 
 
 class CompactedData(Tagged, tag="compacted"):

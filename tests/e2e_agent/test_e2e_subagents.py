@@ -207,3 +207,31 @@ async def test_cancelling_one_subagents_progress_stops_it_alone(agent):
     assert "[1] general (cancelled):\ncancelled by the user" in text and "[2] general (completed):\nquick done" in text
     await a.s.wait_for(lambda: a.s.progress_of(token)[-1].kind == "end", timeout=5)
     assert a.s.progress_of(token)[-1].message == "Cancelled"
+
+
+async def test_the_stop_of_one_subagent_by_its_id_stops_it_alone(agent):
+    """`coder.interrupt {agentId}`: the Stop button of a client that shows subagents (the
+    VS Code chat panel), which works without work-done progress support."""
+    a = await agent()
+    a.fake.push(
+        routed("stuck task", {"fault": "hang", "afterEvents": 1}),
+        routed("quick task", reply("quick done")),
+        calls(tool_call("task", {"tasks": [{"prompt": "stuck task"}, {"prompt": "quick task"}]}, "t9")),
+        reply("one was stopped, the other finished"),
+    )
+    _, answer = a.s.start("coder.input", {"text": "do both"})
+    await a.s.wait_for(lambda: len(a.s.events_of("subagentStarted")) == 2, timeout=10)
+    stuck = next(e["agentId"] for e in a.s.events_of("subagentStarted") if e["prompt"] == "stuck task")
+    stopped = await a.s.execute("coder.interrupt", {"agentId": stuck})
+    assert stopped["status"] == "completed" and stopped["data"]["cancelledAgents"] == [stuck], stopped
+    assert stopped["data"]["cancelledSubmissions"] == []  # the turn itself goes on
+    result = await asyncio.wait_for(answer, 15)
+    assert result["status"] == "completed" and result["reply"] == "one was stopped, the other finished", result
+    text = task_result(a, "t9")
+    assert "[1] general (cancelled):\ncancelled by the user" in text and "[2] general (completed):\nquick done" in text
+    finished = {e["agentId"]: e["status"] for e in a.s.events_of("subagentFinished")}
+    assert finished[stuck] == "cancelled" and sorted(finished.values()) == ["cancelled", "completed"]
+    # a Stop that races the subagent's end is answered, not an error
+    late = await a.s.execute("coder.interrupt", {"agentId": stuck})
+    assert late["status"] == "completed" and late["data"]["cancelledAgents"] == [], late
+    assert "not running" in late["reply"]
