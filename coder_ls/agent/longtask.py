@@ -20,7 +20,7 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import msgspec
 
@@ -30,7 +30,7 @@ from coder_ls.engine import taskstore
 from coder_ls.engine.agent_api import AgentDef, TurnContext
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.protocol.actions import RunAgent
-from coder_ls.protocol.events import TaskUpdated
+from coder_ls.protocol.events import SubagentFinished, SubagentStarted, SubagentUsage, TaskUpdated
 from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.protocol.tasks import StepState, TaskRequest, TaskState
 
@@ -151,7 +151,16 @@ class TaskRun:
         turn = Turn(pctx, tools, lambda c: self.agent.provider(c), [t.spec() for t in tools],
                     system=lambda config: self.agent.system(config), actor="Coder (task planner)")  # fmt: skip
         prompt = PLAN_PROMPT.format(goal=self.state.goal, agents=", ".join(sorted(names)), max_steps=MAX_STEPS)
-        await turn.run(RunAgent(prompt=prompt, plan=False))
+        # bracketed like every subagent (contract section 13), so a client can show it end
+        emit(SubagentStarted(agent="planner", prompt=f"Plan: {self.state.goal}"[:2000]))
+        status: Literal["completed", "cancelled", "failed"] = "cancelled"
+        try:
+            await turn.run(RunAgent(prompt=prompt, plan=False))
+            status = "completed" if holder else "failed"
+        finally:
+            usage = turn.usage
+            emit(SubagentFinished(status=status, usage=SubagentUsage(
+                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, steps=usage.steps)))  # fmt: skip
         self.state.tokens_used += turn.usage.input_tokens + turn.usage.output_tokens
         if not holder:
             why = result.error.message if result.error else "the planner ended without a valid plan"

@@ -7,6 +7,7 @@ back to the planner."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 
 import pytest
@@ -61,6 +62,11 @@ async def test_a_plan_runs_in_dependency_order_and_ends_with_a_report(agent):
     assert "A done: 3 files" in b_request  # a dependency's result is in the step's prompt
     updates = a.s.events_of("taskUpdated")
     assert updates[-1]["status"] == "completed" and updates[-1]["percentage"] == 100
+    # the planner is bracketed like every subagent, so a client can show it end
+    started = {e["agentId"]: e["agent"] for e in a.s.events_of("subagentStarted")}
+    finished = {e["agentId"]: e["status"] for e in a.s.events_of("subagentFinished")}
+    planner = next(i for i, name in started.items() if name == "planner")
+    assert finished[planner] == "completed" and set(finished) == set(started), (started, finished)
     reports = [r for t in a.s.progress_tokens() for r in a.s.progress_of(t)]
     percentages = [r.percentage for r in reports if getattr(r, "percentage", None)]
     assert 100 in percentages
@@ -195,3 +201,42 @@ async def test_bad_task_input_gets_a_clear_error_and_runs_nothing(agent):
         result = await a.turn(text)
         assert result["mode"] == "error" and says in result["error"]["message"], (text, result)
     assert a.fake.message_requests == []
+
+
+async def test_a_twenty_step_plan_reports_every_step_in_its_percentage(agent):
+    """20 steps (a chain of 5 and 15 on their own, one failing for good, its dependants
+    skipped): the work-done percentage and `taskUpdated` rise with every finished step,
+    never go back, count failed and skipped steps as finished, and end at 100."""
+    a = await agent()
+    steps = [step(f"s{i:02d}", [f"s{i - 1:02d}"] if 1 <= i < 5 else None) for i in range(20)]
+    bad = {"status": 400, "errorType": "invalid_request_error", "message": "bad step"}
+    a.fake.push(
+        plan(*steps),
+        routed(PLAN, reply("planned")),
+        *[
+            routed(f"do S{i:02d} now", bad if i == 2 else reply(f"S{i:02d} done"))
+            for i in range(20)
+            if i not in (3, 4)  # skipped: they depend on s02
+        ],
+        routed("Write the final report", reply("# Report\n17 of 20 done.")),
+    )
+    result = await a.turn("/task twenty things")
+    data = result["data"]
+    assert (data["completed"], data["failed"], data["skipped"], data["total"]) == (17, 1, 2, 20), data
+    assert data["percentage"] == 100 and result["status"] == "failed"  # not every step completed
+    updates = [u for u in a.s.events_of("taskUpdated") if u["taskId"] == data["id"]]
+    pcts = [u["percentage"] for u in updates]
+    assert pcts == sorted(pcts) and pcts[-1] == 100, pcts
+    # every finished step moves it by 5 points; the two dependants of s02 are skipped
+    # together (10 points), the only larger step
+    marks = sorted(set(pcts))
+    jumps = sorted(b - a for a, b in itertools.pairwise(marks))
+    assert marks[0] == 0 and jumps == [5] * 18 + [10], f"{marks} {jumps}"
+    assert updates[0]["status"] == "planning" and updates[0]["total"] == 0
+    for u in updates[1:]:  # the same figure as the counts it comes with
+        assert u["total"] == 20 and u["percentage"] >= (100 * (u["completed"] + u["failed"])) // 20, u
+    token = f"coder/{result['submissionId']}"  # the task's own work-done progress
+    progress = [r.percentage for r in a.s.progress_of(token) if getattr(r, "percentage", None) is not None]
+    assert progress == sorted(progress) and progress[-1] == 100 and len(set(progress)) >= 19, progress
+    status = await a.turn(f"/task status {data['id']}")
+    assert [s["status"] for s in status["data"]["steps"]].count("skipped") == 2
