@@ -1,7 +1,8 @@
 // Drives a real VS Code (code-server) in Debian's Chromium through the Coder extension:
 // the chat panel, /help, `!echo hi`, an agent edit accepted in VS Code's Refactor
 // Preview (the edit is the approval question), /undo, Cancel of a running `!sleep 30` in the extension's Cancel
-// notification, the "Coder: Fix" code action, and "Coder: Revert agent change". Asserts what the page shows (and
+// notification, the "Coder: Fix" code action, "Coder: Revert agent change", a subagent
+// stopped by its own Stop, and a /task in the Tasks view. Asserts what the page shows (and
 // the file on disk), and saves a screenshot per step. Run by scripts/e2e-editors:
 //   CODER_E2E_URL (code-server URL with ?folder=), CODER_E2E_WS (the workspace),
 //   CODER_E2E_ARTIFACTS (screenshots), CODER_E2E_CACHE (holds node_modules/playwright-core)
@@ -218,6 +219,33 @@ try {
   await until('the editor to show the line before the fix', async () => (await editorText()).includes('return a - b'));
   step('reverted the fix from the light bulb');
   await screenshot('reverted');
+
+  // 10. a subagent, nested under its task call, stopped by its own Stop; the turn goes on
+  await send('ask a helper');
+  const subStop = chat.locator('.entry.subagent .stop-agent').first();
+  await until('the running subagent with its Stop', async () => subStop.isVisible(), 30000);
+  const nested = await chat.locator('.entry.tool + .entry.subagent.nested').count();
+  if (nested < 1) throw new Error('the subagent is not right under its task call');
+  await screenshot('subagent-running');
+  await subStop.click();
+  await until('the subagent cancelled and the main answer', async () => {
+    const t = await transcriptText();
+    return t.includes('going on alone') && (await chat.locator('.entry.subagent.cancelled').count()) === 1;
+  }, 20000);
+  step('stopped one subagent; the main agent went on');
+  await screenshot('subagent-stopped');
+
+  // 11. a /task: the Tasks view shows it with its steps, done
+  await send('/task write notes on the repo');
+  await until('the task report in the transcript', async () => (await transcriptText()).includes('report.md'), 60000);
+  const taskRow = page.locator('.monaco-list-row', { hasText: 'write notes on the repo' }).first();
+  await until('the task in the Tasks view, completed 2/2 100%', async () => /completed · 2\/2 · 100%/.test((await taskRow.innerText()) ?? ''), 20000);
+  for (const title of ['Scan the modules', 'Write the notes']) {
+    const row = page.locator('.monaco-list-row', { hasText: title }).first();
+    await until(`the step "${title}" in the Tasks view`, async () => /completed/.test((await row.innerText()) ?? ''), 10000);
+  }
+  step('the Tasks view shows the task and its two steps, completed');
+  await screenshot('tasks-view');
   step('all steps passed');
 } catch (e) {
   console.error(`e2e failed: ${e.stack || e}`);

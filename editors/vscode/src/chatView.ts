@@ -8,6 +8,8 @@ export const VIEW_ID = 'coderLs.chat';
 export interface ChatActions {
   submit(text: string): Promise<void>;
   interrupt(): Promise<void>;
+  /** The Stop of one subagent (its entry's button). */
+  stopAgent(agentId: string): Promise<void>;
   newSession(): Promise<void>;
 }
 
@@ -51,6 +53,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         break;
       case 'interrupt':
         await this.actions.interrupt();
+        break;
+      case 'stopAgent':
+        if (msg.agentId) await this.actions.stopAgent(msg.agentId);
         break;
       case 'newSession':
         await this.actions.newSession();

@@ -38,6 +38,11 @@ export class Commands {
     if (result.mode === 'error') void vscode.window.showErrorMessage(presentMessage(result));
   }
 
+  async stopAgent(agentId: string): Promise<void> {
+    const result = await this.controller.stopAgent(agentId);
+    if (result.mode === 'error') void vscode.window.showErrorMessage(presentMessage(result));
+  }
+
   async send(command: string, arg: Record<string, unknown>, echo?: string, progress?: string): Promise<CommandResult> {
     void this.panel.reveal();
     const result = await this.controller.run(command, arg, { echo, progress });

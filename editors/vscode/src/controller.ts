@@ -6,7 +6,11 @@
  */
 import { type CommandInfo, type CommandResult, isCommandResult } from './protocol';
 import { catalogOf } from './results';
+import { TaskBoard } from './tasks';
 import { Transcript } from './transcript';
+
+/** How long the task board waits after a `taskUpdated` before it asks for the steps. */
+export const TASK_REFRESH_MS = 250;
 
 export interface Transport {
   /**
@@ -30,6 +34,8 @@ export interface RunOptions {
 
 export class Controller {
   readonly transcript = new Transcript();
+  /** The workspace's `/task`s (the Tasks view). */
+  readonly tasks = new TaskBoard();
   catalog: CommandInfo[] = [];
   private inFlight = 0;
   private readonly listeners: Array<() => void> = [];
@@ -37,6 +43,7 @@ export class Controller {
   progressUi: ProgressUi | undefined;
 
   private readonly subscribers = new Set<() => void>();
+  private readonly taskTimers = new Map<string, ReturnType<typeof setTimeout>>();
 
   constructor(private readonly transport: Transport) {
     this.transcript.onDidChange(() => this.notifySubscribers());
@@ -76,6 +83,8 @@ export class Controller {
   handleEvent(event: unknown): void {
     if (typeof event !== 'object' || event === null) return;
     this.transcript.applyEvent(event as Parameters<Transcript['applyEvent']>[0]);
+    const taskId = this.tasks.applyEvent(event as Record<string, unknown>);
+    if (taskId) this.scheduleTaskRefresh(taskId);
     if (this.transcript.commandsStale) {
       this.transcript.commandsStale = false;
       void this.refreshCatalog();
@@ -107,6 +116,7 @@ export class Controller {
     } finally {
       if (!opts.silent) this.bump(-1);
     }
+    this.tasks.applyData(result.data);
     if (!opts.silent) this.transcript.applyResult(result);
     else if (result.sessionId && !this.sessionId) this.transcript.state.sessionId = result.sessionId;
     this.refreshModelIfStale();
@@ -116,6 +126,40 @@ export class Controller {
   /** `coder.interrupt` for the current session. */
   interrupt(): Promise<CommandResult> {
     return this.run('coder.interrupt', {}, { silent: true });
+  }
+
+  /** Stops one subagent (`coder.interrupt {agentId}`); its parent and siblings go on. */
+  async stopAgent(agentId: string): Promise<CommandResult> {
+    this.transcript.markStopping(agentId);
+    return this.run('coder.interrupt', { agentId }, { silent: true });
+  }
+
+  /** The workspace's tasks (`/task list`), for the Tasks view. */
+  async refreshTasks(): Promise<void> {
+    await this.run('coder.input', { text: '/task list' }, { silent: true });
+  }
+
+  /** One task's steps and ETA (`/task status <id>`). */
+  async refreshTask(id: string): Promise<void> {
+    await this.run('coder.input', { text: `/task status ${id}` }, { silent: true });
+  }
+
+  /** Events come in bursts (a step starts as another ends): one look-up per burst. */
+  private scheduleTaskRefresh(id: string): void {
+    if (this.taskTimers.has(id)) return;
+    this.taskTimers.set(
+      id,
+      setTimeout(() => {
+        this.taskTimers.delete(id);
+        void this.refreshTask(id).catch(() => undefined);
+      }, TASK_REFRESH_MS),
+    );
+  }
+
+  /** Stops pending look-ups (the extension is going away). */
+  dispose(): void {
+    for (const t of this.taskTimers.values()) clearTimeout(t);
+    this.taskTimers.clear();
   }
 
   async refreshCatalog(): Promise<CommandInfo[]> {

@@ -1,6 +1,6 @@
 /** Entry point: the language client, the chat panel, the status bar, the commands. */
 import * as vscode from 'vscode';
-import { ChatViewProvider, VIEW_ID } from './chatView';
+import { ChatViewProvider, openUri, VIEW_ID } from './chatView';
 import { ClientHost } from './client';
 import { Commands } from './commands';
 import { Controller } from './controller';
@@ -8,6 +8,7 @@ import { saveEditedFile } from './documents';
 import { isCommandResult } from './protocol';
 import { withCancel } from './runProgress';
 import { StatusBar } from './statusBar';
+import { registerTaskCommands, TASKS_VIEW_ID, TaskTreeProvider } from './taskView';
 
 let host: ClientHost | undefined;
 
@@ -36,9 +37,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const panel = new ChatViewProvider(context.extensionUri, ctl, {
     submit: (text) => commands!.submit(text),
     interrupt: () => commands!.interrupt(),
+    stopAgent: (agentId) => commands!.stopAgent(agentId),
     newSession: async () => void (await commands!.send('coder.new', {}, '/new')),
   });
   commands = new Commands(ctl, panel);
+  const cmds = commands;
+  const tasks = new TaskTreeProvider(ctl);
 
   context.subscriptions.push(
     output,
@@ -46,6 +50,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     new StatusBar(ctl),
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     ...commands.register(),
+    vscode.window.createTreeView(TASKS_VIEW_ID, { treeDataProvider: tasks, showCollapseAll: true }),
+    ...registerTaskCommands(ctl, tasks, {
+      submit: async (text) => {
+        void panel.reveal();
+        await cmds.submit(text);
+      },
+      interrupt: () => cmds.interrupt(),
+      openFile: (path) => openUri(path),
+    }),
+    { dispose: () => ctl.dispose() },
   );
 
   try {

@@ -39,9 +39,35 @@ export type Entry = Base &
       }
     | { kind: 'edit'; uri: string; applied: boolean; reason: string | null }
     | { kind: 'approval'; callId: string; tool: string; summary: string; decision: string | null }
+    | {
+        kind: 'subagent';
+        agentId: string;
+        agent: string;
+        prompt: string;
+        /** The `task` call that started it (the /task id for a task's steps). */
+        parentCallId: string;
+        /** `stopping`: the user clicked Stop and the server has not said it ended. */
+        status: 'running' | 'stopping' | Status;
+        steps: SubagentStep[];
+        /** Its answer so far (the end of it, capped). */
+        text: string;
+        tokens: number;
+      }
     | { kind: 'reply'; text: string; status: Status }
     | { kind: 'notice'; level: 'info' | 'error'; text: string }
   );
+
+export interface SubagentStep {
+  callId: string;
+  tool: string;
+  input: Record<string, unknown>;
+  done: boolean;
+  isError: boolean;
+}
+
+/** What a subagent entry keeps: its last steps and the end of its answer. */
+export const SUBAGENT_MAX_STEPS = 50;
+export const SUBAGENT_MAX_TEXT = 4000;
 
 export type EntryKind = Entry['kind'];
 type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
@@ -111,23 +137,13 @@ export class Transcript {
     const sub = ev.submissionId || undefined;
     const agentId = (raw as { agentId?: unknown }).agentId;
     if (typeof agentId === 'string') {
-      // A subagent's events (contract section 13): its start and end are shown, and its
-      // approvals; its streamed text and tool calls stay out of the main transcript (its
-      // answer comes back as the output of the task call, shown under that call).
-      const r = raw as { type: string; agent?: unknown; prompt?: unknown; status?: unknown };
-      const line = (v: unknown): string => String(v ?? '').split('\n')[0].slice(0, 160);
-      if (r.type === 'subagentStarted') {
-        this.add({ kind: 'notice', level: 'info', text: `subagent ${line(r.agent)}: ${line(r.prompt)}`, submissionId: sub });
+      // A subagent's events (contract section 13) go to its own entry, nested under the
+      // `task` call that started it; only its approvals are main-transcript questions.
+      if (raw.type !== 'approvalRequested' && raw.type !== 'approvalResolved') {
+        this.applySubagentEvent(agentId, raw, sub);
         this.changed();
         return true;
       }
-      if (r.type === 'subagentFinished') {
-        const failed = r.status === 'failed';
-        this.add({ kind: 'notice', level: failed ? 'error' : 'info', text: `subagent ${agentId}: ${line(r.status)}`, submissionId: sub });
-        this.changed();
-        return true;
-      }
-      if (r.type !== 'approvalRequested' && r.type !== 'approvalResolved') return true;
     }
     switch (ev.type) {
       case 'userMessage': {
@@ -259,6 +275,9 @@ export class Transcript {
           // the question is gone with the turn (no approvalResolved came)
           if (e.kind === 'approval' && e.decision === null) this.touch(e, { decision: ev.status });
           if (e.kind === 'shell' && !e.done) this.touch(e, { done: true, cancelled: ev.status === 'cancelled' });
+          if (e.kind === 'subagent' && (e.status === 'running' || e.status === 'stopping')) {
+            this.touch(e, { status: ev.status }); // its own end never came: the turn's says it
+          }
         }
         if (ev.status !== 'completed' && sub && !this.finished.has(sub)) {
           this.add({ kind: 'notice', level: ev.status === 'failed' ? 'error' : 'info', text: `Turn ${ev.status}`, submissionId: sub });
@@ -345,6 +364,95 @@ export class Transcript {
     this.changed();
   }
 
+  /** The user clicked a subagent's Stop: shown at once, until its `subagentFinished`. */
+  markStopping(agentId: string): void {
+    const e = this.findLast('subagent', (x) => x.agentId === agentId);
+    if (e && e.status === 'running') {
+      this.touch(e, { status: 'stopping' });
+      this.changed();
+    }
+  }
+
+  private applySubagentEvent(agentId: string, raw: CoderEvent, sub: string | undefined): void {
+    const r = raw as Record<string, unknown>;
+    const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+    let e = this.findLast('subagent', (x) => x.agentId === agentId);
+    if (!e) {
+      const parentCallId = str(r.parentCallId);
+      e = this.insertAfterFamily(parentCallId, {
+        kind: 'subagent',
+        agentId,
+        agent: str(r.agent) || agentId.replace(/-[0-9a-f]{8}$/, ''),
+        prompt: str(r.prompt),
+        parentCallId,
+        status: 'running',
+        steps: [],
+        text: '',
+        tokens: 0,
+        submissionId: sub,
+      });
+    }
+    switch (r.type) {
+      case 'subagentStarted':
+        this.touch(e, { agent: str(r.agent) || e.agent, prompt: str(r.prompt) || e.prompt });
+        break;
+      case 'toolCallBegin': {
+        const input = typeof r.input === 'object' && r.input !== null ? (r.input as Record<string, unknown>) : {};
+        const steps = [...e.steps, { callId: str(r.callId), tool: str(r.tool) || '?', input, done: false, isError: false }];
+        this.touch(e, { steps: steps.slice(-SUBAGENT_MAX_STEPS) });
+        break;
+      }
+      case 'toolCallEnd': {
+        const found = e.steps.findIndex((s) => s.callId === r.callId && !s.done);
+        const at = found >= 0 ? found : lastOpen(e.steps);
+        const steps = e.steps.map((s, i) => (i === at ? { ...s, done: true, isError: !!r.isError } : s));
+        this.touch(e, { steps });
+        break;
+      }
+      case 'assistantDelta':
+        this.touch(e, { text: (e.text + str(r.text)).slice(-SUBAGENT_MAX_TEXT) });
+        break;
+      case 'assistantRestart':
+        this.touch(e, { text: '' });
+        break;
+      case 'assistantMessage':
+        this.touch(e, { text: str(r.text).slice(-SUBAGENT_MAX_TEXT) });
+        break;
+      case 'subagentFinished': {
+        const status = r.status === 'completed' || r.status === 'failed' ? r.status : 'cancelled';
+        const usage = (r.usage ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
+        const tokens = (Number(usage.inputTokens) || 0) + (Number(usage.outputTokens) || 0);
+        const steps = e.steps.map((s) => (s.done ? s : { ...s, done: true }));
+        this.touch(e, { status, tokens, steps });
+        break;
+      }
+    }
+  }
+
+  /** Adds a subagent's entry after its `task` call and that call's other subagents (at
+   * the end when the call is not shown, as for a /task's steps). */
+  private insertAfterFamily(parentCallId: string, entry: Omit<EntryOf<'subagent'>, 'id' | 'rev'>): EntryOf<'subagent'> {
+    let at = -1;
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const x = this.entries[i];
+      if (x.kind === 'tool' && x.callId === parentCallId) {
+        at = i;
+        break;
+      }
+    }
+    if (at >= 0) {
+      while (at + 1 < this.entries.length) {
+        const next = this.entries[at + 1];
+        if (next.kind !== 'subagent' || next.parentCallId !== parentCallId) break;
+        at++;
+      }
+    }
+    const full = { ...entry, id: this.nextId++, rev: 1 } as EntryOf<'subagent'>;
+    if (at >= 0) this.entries.splice(at + 1, 0, full);
+    else this.entries.push(full);
+    return full;
+  }
+
   private bindPendingUser(sub: string | undefined): void {
     const pending = this.entries.find((e): e is EntryOf<'user'> => e.kind === 'user' && e.pending);
     if (pending) this.touch(pending, { pending: false, submissionId: sub });
@@ -403,6 +511,11 @@ export class Transcript {
   private changed(): void {
     for (const l of this.listeners) l();
   }
+}
+
+function lastOpen(steps: readonly SubagentStep[]): number {
+  for (let i = steps.length - 1; i >= 0; i--) if (!steps[i].done) return i;
+  return -1;
 }
 
 export function shortId(id: string | null | undefined): string {

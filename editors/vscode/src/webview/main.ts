@@ -132,6 +132,13 @@ $('send').addEventListener('click', send);
 stopBtn.addEventListener('click', () => vscode.postMessage({ type: 'interrupt' }));
 $('new').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
 transcriptEl.addEventListener('click', (ev) => {
+  const stop = (ev.target as HTMLElement).closest('[data-stop-agent]');
+  if (stop) {
+    ev.preventDefault(); // inside a <summary>: do not toggle it
+    (stop as HTMLButtonElement).disabled = true;
+    vscode.postMessage({ type: 'stopAgent', agentId: stop.getAttribute('data-stop-agent') ?? '' });
+    return;
+  }
   const a = (ev.target as HTMLElement).closest('[data-open]');
   if (a) {
     ev.preventDefault();

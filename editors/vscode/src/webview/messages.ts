@@ -11,5 +11,6 @@ export type FromWebview =
   | { type: 'ready' }
   | { type: 'submit'; text: string }
   | { type: 'interrupt' }
+  | { type: 'stopAgent'; agentId: string }
   | { type: 'openFile'; uri: string }
   | { type: 'newSession' };

@@ -64,6 +64,8 @@ export function renderEntry(e: Entry): string {
         `<div class="entry approval">approval · <b>${escapeHtml(e.tool)}</b> ${escapeHtml(e.summary)}` +
         `${e.decision ? ` → <i>${escapeHtml(e.decision)}</i>` : ' (waiting…)'}</div>`
       );
+    case 'subagent':
+      return renderSubagent(e);
     case 'reply':
       // A slash command's output is laid out in columns for a terminal (/help's
       // table): Markdown would collapse the spaces, a monospace block keeps them.
@@ -71,6 +73,42 @@ export function renderEntry(e: Entry): string {
     case 'notice':
       return `<div class="entry notice ${e.level}">${escapeHtml(e.text)}</div>`;
   }
+}
+
+type SubagentEntry = Extract<Entry, { kind: 'subagent' }>;
+
+/** A subagent, nested under the `task` call that started it: its agent, task, state,
+ * tokens and a Stop of its own while it runs; opened, its steps and its answer. */
+export function renderSubagent(e: SubagentEntry): string {
+  const running = e.status === 'running';
+  const state =
+    e.status === 'running'
+      ? '<span class="spin">running</span>'
+      : e.status === 'stopping'
+        ? '<span class="spin">stopping</span>'
+        : `<span class="${e.status === 'completed' ? 'ok' : 'bad'}">${e.status}</span>`;
+  const last = [...e.steps].reverse().find((s) => !s.done) ?? e.steps[e.steps.length - 1];
+  const activity = running && last ? ` · ${escapeHtml(last.tool)} <code>${escapeHtml(toolSummary(last.input))}</code>` : '';
+  const tokens = e.tokens ? ` · ${formatTokens(e.tokens)} tokens` : '';
+  const prompt = e.prompt.split('\n')[0];
+  const stop = running
+    ? ` <button class="stop-agent" data-stop-agent="${escapeHtml(e.agentId)}" title="Stop this subagent (the others and the main agent go on)">Stop</button>`
+    : '';
+  const steps = e.steps
+    .map((s) => `<li class="${s.done ? (s.isError ? 'bad' : 'done') : 'open'}"><b>${escapeHtml(s.tool)}</b> <code>${escapeHtml(toolSummary(s.input))}</code></li>`)
+    .join('');
+  return (
+    `<details class="entry subagent nested ${escapeHtml(e.status)}" data-agent-id="${escapeHtml(e.agentId)}">` +
+    `<summary>↳ <b>${escapeHtml(e.agent)}</b> <span class="prompt">${escapeHtml(prompt.length > 100 ? `${prompt.slice(0, 99)}…` : prompt)}</span> ` +
+    `${state}${activity}${tokens}${stop}</summary>` +
+    (steps ? `<ol class="steps">${steps}</ol>` : '') +
+    (e.text ? `<div class="md">${renderMarkdown(e.text)}</div>` : '') +
+    `</details>`
+  );
+}
+
+export function formatTokens(n: number): string {
+  return n >= 1000 ? `${(n / 1000).toFixed(n >= 100000 ? 0 : 1)}k` : String(n);
 }
 
 export function renderTodos(todos: readonly TodoItem[]): string {

@@ -14,6 +14,8 @@ export interface Call {
 export const calls: Call[] = [];
 /** Ids passed to `commands.registerCommand`. */
 export const registeredCommands: string[] = [];
+/** The handlers of registered commands, to run them as the command palette would. */
+export const commandHandlers = new Map<string, (...args: unknown[]) => unknown>();
 /** Settings by full key (`coder.shell.timeoutSeconds`) and level. */
 export const settings = new Map<string, Partial<Record<Level, unknown>>>();
 /** Scripted answers for quick picks / input boxes, consumed in order. */
@@ -43,6 +45,7 @@ export function reset(): void {
   progresses.length = 0;
   textDocuments.length = 0;
   registeredCommands.length = 0;
+  commandHandlers.clear();
   settings.clear();
   answers.quickPick.length = 0;
   answers.inputBox.length = 0;
@@ -114,7 +117,36 @@ export const vscode = {
       };
     },
   },
-  commands: { executeCommand: record('executeCommand'), registerCommand: (id: string) => (registeredCommands.push(id), { dispose() {} }) },
+  commands: { executeCommand: record('executeCommand'), registerCommand: (id: string, fn: (...args: unknown[]) => unknown) => (
+      registeredCommands.push(id), commandHandlers.set(id, fn), { dispose() {} }
+    ),
+  },
+  EventEmitter: class<T> {
+    private readonly listeners: Array<(v: T) => void> = [];
+    readonly event = (l: (v: T) => void): { dispose(): void } => (this.listeners.push(l), { dispose() {} });
+    fire(v: T): void {
+      for (const l of this.listeners) l(v);
+    }
+    dispose(): void {}
+  },
+  TreeItem: class {
+    id?: string;
+    description?: string;
+    tooltip?: unknown;
+    iconPath?: unknown;
+    contextValue?: string;
+    constructor(
+      public label: string,
+      public collapsibleState: number,
+    ) {}
+  },
+  TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+  ThemeIcon: class {
+    constructor(public id: string) {}
+  },
+  MarkdownString: class {
+    constructor(public value: string) {}
+  },
   StatusBarAlignment: { Left: 1, Right: 2 },
   Uri: {
     parse: (s: string) => ({ scheme: s.split(':')[0], toString: () => s }),

@@ -69,6 +69,28 @@ const SCRIPT = {
       ],
     },
     { text: 'Done: **hello.txt** written.' },
+    // the subagent test: the main agent starts one, whose slow reply is stopped
+    { text: 'Asking a helper.', toolCalls: [{ id: 'task-call-1', name: 'task', input: { prompt: 'survey the repo slowly' } }] },
+    { text: 'surveying the repo one file at a time', delayMs: 3000 },
+    { text: 'The helper was stopped; going on alone.' },
+    // the /task test: a plan of two chained steps, each step's answer, the report
+    {
+      toolCalls: [
+        {
+          name: 'plan',
+          input: {
+            steps: [
+              { id: 'scan', title: 'Scan the modules', prompt: 'list the modules' },
+              { id: 'note', title: 'Write the notes', prompt: 'write notes', dependsOn: ['scan'] },
+            ],
+          },
+        },
+      ],
+    },
+    { text: 'Planned.' },
+    { text: 'One module: README.md.' },
+    { text: 'Notes written.' },
+    { text: '# Report\nBoth steps done.' },
   ],
 };
 
@@ -380,5 +402,52 @@ describe('coder-ls over stdio', { skip, timeout: 120_000 }, () => {
     assert.ok(shell && shell.kind === 'shell' && shell.cancelled, JSON.stringify(shell));
     assert.match(renderEntry(shell), />cancelled</);
     assert.ok(messages.length > 0, 'no progress message reached the notification');
+  });
+
+  test("a subagent shows nested under its task call; its own Stop ends it while the turn goes on", async () => {
+    const running = controller.submit('ask a helper');
+    await waitFor(() => controller.transcript.entries.some((e) => e.kind === 'subagent'), 15000, 'the subagent entry');
+    const entries = (): typeof controller.transcript.entries => controller.transcript.entries;
+    const at = entries().findIndex((e) => e.kind === 'subagent');
+    const sub = entries()[at];
+    assert.ok(sub.kind === 'subagent');
+    const parent = entries()[at - 1];
+    assert.ok(parent.kind === 'tool' && parent.tool === 'task' && parent.callId === sub.parentCallId, JSON.stringify(parent));
+    assert.equal(sub.agent, 'general');
+    assert.equal(sub.prompt, 'survey the repo slowly');
+    assert.match(renderEntry(sub), new RegExp(`data-stop-agent="${sub.agentId}"`));
+    const stopped = await controller.stopAgent(sub.agentId);
+    assert.equal(stopped.status, 'completed', JSON.stringify(stopped));
+    assert.deepEqual((stopped.data as { cancelledAgents?: string[] }).cancelledAgents, [sub.agentId]);
+    const r = await within(running, 10000, () => null);
+    assert.ok(r, 'the turn did not go on after the Stop');
+    assert.equal(r.status, 'completed', JSON.stringify(r));
+    assert.equal(r.reply, 'The helper was stopped; going on alone.');
+    const after = entries().find((e) => e.kind === 'subagent' && e.agentId === sub.agentId);
+    assert.ok(after && after.kind === 'subagent' && after.status === 'cancelled', JSON.stringify(after));
+    assert.ok(!renderEntry(after).includes('data-stop-agent'), 'no Stop once it ended');
+    const task = entries().find((e) => e.kind === 'tool' && e.callId === sub.parentCallId);
+    assert.ok(task && task.kind === 'tool' && /cancelled by the user/.test(task.output), JSON.stringify(task));
+    const main = entries().filter((e) => e.kind === 'assistant' && e.submissionId === r.submissionId).map((e) => (e as { text: string }).text);
+    assert.ok(!main.join(' ').includes('surveying'), "the subagent's text stays out of the main reply");
+  });
+
+  test('a /task fills the task board from its events and results: steps, states, percentage, report', async () => {
+    const r = await within(controller.submit('/task document the repo'), 30000, () => null);
+    assert.ok(r, 'the task did not finish in 30s');
+    assert.equal(r.status, 'completed', JSON.stringify(r));
+    const taskId = (r.data as { id?: string }).id ?? '';
+    await waitFor(() => controller.tasks.get(taskId)?.steps.length === 2, 5000, 'the steps of the task');
+    const t = controller.tasks.get(taskId)!;
+    assert.deepEqual(
+      [t.status, t.completed, t.total, t.percentage, t.steps.map((s) => [s.title, s.status])],
+      ['completed', 2, 2, 100, [['Scan the modules', 'completed'], ['Write the notes', 'completed']]],
+    );
+    assert.ok(t.report?.endsWith('report.md'), JSON.stringify(t));
+    assert.ok(events.some((e) => e.type === 'taskUpdated' && (e as { percentage?: number }).percentage === 50), 'halfway reported');
+    await controller.refreshTasks();
+    assert.equal(controller.tasks.list()[0].id, taskId, '/task list puts the newest first');
+    const subs = controller.transcript.entries.filter((e) => e.kind === 'subagent' && e.submissionId === r.submissionId);
+    assert.ok(subs.length >= 3 && subs.every((e) => e.kind === 'subagent' && e.status === 'completed'), JSON.stringify(subs));
   });
 });

@@ -7,6 +7,7 @@ import type { ChatViewProvider } from '../../src/chatView';
 import { Commands } from '../../src/commands';
 import { PRESETS, SERVER_KEYS, SERVER_PATH_KEY } from '../../src/config';
 import { Controller } from '../../src/controller';
+import { registerTaskCommands, TaskTreeProvider } from '../../src/taskView';
 import { FakeTransport } from '../helpers/fakeTransport';
 
 interface Manifest {
@@ -24,7 +25,10 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
 
 test('every contributed command is registered, and none uses the server\'s coder.* ids', () => {
   reset();
-  new Commands(new Controller(new FakeTransport()), {} as ChatViewProvider).register();
+  const controller = new Controller(new FakeTransport());
+  new Commands(controller, {} as ChatViewProvider).register();
+  const noop = async (): Promise<void> => undefined;
+  registerTaskCommands(controller, new TaskTreeProvider(controller), { submit: noop, interrupt: noop, openFile: noop });
   const registered = [...registeredCommands];
   const contributed = manifest.contributes.commands.map((c) => c.command);
   assert.deepEqual([...registered].sort(), [...contributed].sort());
@@ -43,7 +47,10 @@ test('every forwarded server key is a contributed setting; permissions enum matc
 
 test('the chat view is a webview in its own activity-bar container', () => {
   const container = manifest.contributes.viewsContainers.activitybar[0].id;
-  assert.deepEqual(manifest.contributes.views[container], [{ type: 'webview', id: 'coderLs.chat', name: 'Chat' }]);
+  assert.deepEqual(manifest.contributes.views[container], [
+    { type: 'webview', id: 'coderLs.chat', name: 'Chat' },
+    { id: 'coderLs.tasks', name: 'Tasks' },
+  ]);
   assert.equal(manifest.main, './dist/extension.js');
 });
 

@@ -53,3 +53,29 @@ test('a cancelled shell command says "cancelled", not "exit ?"; slash-command ou
   const reply = renderEntry({ ...base, kind: 'reply', text: help, status: 'completed' } as Entry);
   assert.ok(reply.includes(`<pre class="output">${help}</pre>`), reply);
 });
+
+test('a running subagent has a Stop of its own carrying its id; a finished one does not', () => {
+  const base = {
+    id: 3,
+    rev: 1,
+    kind: 'subagent' as const,
+    agentId: 'explore-1a2b3c4d',
+    agent: 'explore',
+    prompt: 'find <add>\nand more',
+    parentCallId: 't1',
+    steps: [{ callId: 'g1', tool: 'grep', input: { pattern: 'def add' }, done: false, isError: false }],
+    text: '',
+    tokens: 0,
+  };
+  const running = renderEntry({ ...base, status: 'running' } as Entry);
+  assert.match(running, /data-stop-agent="explore-1a2b3c4d"/);
+  assert.match(running, /class="entry subagent nested running"/);
+  assert.ok(running.includes('find &lt;add&gt;') && !running.includes('and more'), running);
+  assert.ok(running.includes('grep <code>def add</code>'), 'its current step shows in the summary');
+  const done = renderEntry({ ...base, status: 'completed', tokens: 12345, text: 'It is in **app.py**', steps: [{ ...base.steps[0], done: true }] } as Entry);
+  assert.ok(!done.includes('data-stop-agent'), done);
+  assert.ok(done.includes('completed') && done.includes('12.3k tokens'), done);
+  assert.ok(done.includes('<strong>app.py</strong>'), 'its answer is rendered');
+  const stopping = renderEntry({ ...base, status: 'stopping' } as Entry);
+  assert.ok(!stopping.includes('data-stop-agent') && stopping.includes('stopping'), stopping);
+});

@@ -175,17 +175,72 @@ test('assistantRestart drops the text streamed since the step began, not earlier
   );
 });
 
-test("a subagent's stream stays out of the main reply; its start, end and approvals show", () => {
+test("a subagent's stream stays out of the main reply: it goes to its own entry under its task call", () => {
   const t = new Transcript();
   t.applyEvent(ev('assistantDelta', { text: 'Let me ask a helper. ' }));
+  t.applyEvent(ev('toolCallBegin', { callId: 't1', tool: 'task', input: { prompt: 'find add' } }));
   t.applyEvent(ev('subagentStarted', { agentId: 'explore-1', parentCallId: 't1', agent: 'explore', prompt: 'find add\nmore' }));
   t.applyEvent(ev('assistantDelta', { text: 'SUBAGENT TEXT', agentId: 'explore-1', parentCallId: 't1' }));
+  t.applyEvent(ev('toolCallBegin', { callId: 'g1', tool: 'grep', input: { pattern: 'def add' }, agentId: 'explore-1', parentCallId: 't1' }));
   t.applyEvent(ev('approvalRequested', { callId: 'c9', tool: 'bash', summary: 'run ls', agentId: 'explore-1' }));
-  t.applyEvent(ev('subagentFinished', { agentId: 'explore-1', parentCallId: 't1', status: 'completed' }));
+  t.applyEvent(ev('toolCallEnd', { callId: 'g1', output: 'app.py:1', agentId: 'explore-1', parentCallId: 't1' }));
+  t.applyEvent(ev('assistantMessage', { text: 'add is in app.py', agentId: 'explore-1', parentCallId: 't1' }));
+  t.applyEvent(ev('subagentFinished', { agentId: 'explore-1', parentCallId: 't1', status: 'completed', usage: { inputTokens: 1200, outputTokens: 34, steps: 2 } }));
+  t.applyEvent(ev('toolCallEnd', { callId: 't1', output: '[1] explore (completed):\nadd is in app.py' }));
   t.applyEvent(ev('assistantDelta', { text: 'Done.' }));
   const text = only(t, 'assistant').map((a) => a.text).join('|');
-  assert.ok(!text.includes('SUBAGENT TEXT'), text);
-  const notices = only(t, 'notice').map((n) => n.text);
-  assert.deepEqual(notices, ['subagent explore: find add', 'subagent explore-1: completed']);
-  assert.equal(only(t, 'approval').length, 1);
+  assert.ok(!text.includes('SUBAGENT TEXT') && !text.includes('add is in app.py'), text);
+  assert.deepEqual(kinds(t), ['assistant', 'tool', 'subagent', 'approval', 'assistant']);
+  const [s] = only(t, 'subagent');
+  assert.equal(s.agent, 'explore');
+  assert.equal(s.prompt, 'find add\nmore');
+  assert.equal(s.status, 'completed');
+  assert.equal(s.tokens, 1234);
+  assert.equal(s.text, 'add is in app.py');
+  assert.deepEqual(s.steps.map((x) => [x.tool, x.done, x.isError]), [['grep', true, false]]);
+  assert.equal(only(t, 'tool').length, 1, "the subagent's grep is not a main tool call");
+  assert.equal(only(t, 'approval').length, 1, "the subagent's approval is a question of the main transcript");
+});
+
+test('parallel subagents stay together under their task call, in start order', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('toolCallBegin', { callId: 't1', tool: 'task', input: {} }));
+  t.applyEvent(ev('approvalRequested', { callId: 'c0', tool: 'bash', summary: 'x' }));
+  for (const id of ['general-aaaaaaaa', 'general-bbbbbbbb', 'explore-cccccccc']) {
+    t.applyEvent(ev('subagentStarted', { agentId: id, parentCallId: 't1', agent: id.split('-')[0], prompt: id }));
+  }
+  // a step's event before its start (not expected, but not lost)
+  t.applyEvent(ev('toolCallBegin', { callId: 'r1', tool: 'read', input: { path: 'b.py' }, agentId: 'plan-dddddddd', parentCallId: 'task-9' }));
+  assert.deepEqual(
+    t.entries.map((e) => (e.kind === 'subagent' ? e.agentId : e.kind)),
+    ['tool', 'general-aaaaaaaa', 'general-bbbbbbbb', 'explore-cccccccc', 'approval', 'plan-dddddddd'],
+  );
+  assert.equal(only(t, 'subagent')[3].agent, 'plan', 'the name is read off the id when no start came');
+});
+
+test("a subagent's Stop shows at once; its end or the turn's end settles it", () => {
+  const t = new Transcript();
+  t.applyEvent(ev('toolCallBegin', { callId: 't1', tool: 'task', input: {} }));
+  t.applyEvent(ev('subagentStarted', { agentId: 'a-1', parentCallId: 't1', agent: 'general', prompt: 'one' }));
+  t.applyEvent(ev('subagentStarted', { agentId: 'b-2', parentCallId: 't1', agent: 'general', prompt: 'two' }));
+  t.markStopping('a-1');
+  assert.deepEqual(only(t, 'subagent').map((s) => s.status), ['stopping', 'running']);
+  t.applyEvent(ev('subagentFinished', { agentId: 'a-1', parentCallId: 't1', status: 'cancelled' }));
+  t.markStopping('a-1'); // a late click changes nothing
+  assert.deepEqual(only(t, 'subagent').map((s) => s.status), ['cancelled', 'running']);
+  t.applyEvent(ev('turnFinished', { status: 'cancelled' }));
+  assert.deepEqual(only(t, 'subagent').map((s) => s.status), ['cancelled', 'cancelled'], 'none is left spinning');
+});
+
+test("a subagent's answer is capped, its steps too", () => {
+  const t = new Transcript();
+  t.applyEvent(ev('subagentStarted', { agentId: 'a-1', parentCallId: 't1', agent: 'general', prompt: 'p' }));
+  for (let i = 0; i < 80; i++) {
+    t.applyEvent(ev('toolCallBegin', { callId: `c${i}`, tool: 'read', input: { path: `f${i}` }, agentId: 'a-1', parentCallId: 't1' }));
+    t.applyEvent(ev('assistantDelta', { text: 'x'.repeat(100), agentId: 'a-1', parentCallId: 't1' }));
+  }
+  const [s] = only(t, 'subagent');
+  assert.equal(s.steps.length, 50);
+  assert.equal(s.steps[49].input.path, 'f79', 'the last steps are kept');
+  assert.equal(s.text.length, 4000);
 });
