@@ -1,6 +1,6 @@
 // Drives a real VS Code (code-server) in Debian's Chromium through the Coder extension:
-// the chat panel, /help, `!echo hi`, an agent edit accepted in VS Code's Refactor
-// Preview (the edit is the approval question), /undo, Cancel of a running `!sleep 30` in the extension's Cancel
+// the chat panel, /help, `!echo hi`, an agent edit reviewed change by change in
+// the extension's diff (the edit is the approval question), /undo, Cancel of a running `!sleep 30` in the extension's Cancel
 // notification, the "Coder: Fix" code action, "Coder: Revert agent change", a subagent
 // stopped by its own Stop, and a /task in the Tasks view. Asserts what the page shows (and
 // the file on disk), and saves a screenshot per step. Run by scripts/e2e-editors:
@@ -84,20 +84,28 @@ async function clickNotificationButton(text, button, timeout = 30000) {
   step(`clicked "${button}" in the notification "${text}"`);
 }
 
-/** The editor's review of an agent edit (contract section 15): VS Code shows an edit
- * whose change annotation needs confirmation in its Refactor Preview panel, every change
- * unticked. Ticks the file (all its changes) and clicks Apply. */
+/** The review of an agent edit (contract section 15) in the extension's own diff: the
+ * edit is the question; a diff shows what is there against what Coder proposes, and a
+ * list holds the changes, each ticked. Unticks the change (the diff's right side drops
+ * it), ticks it again (it comes back), then Enter applies the ticked changes. */
 async function acceptReview(file, timeout = 30000) {
-  const row = page.locator('.monaco-list-row', { hasText: file }).filter({ has: page.locator('.edit-checkbox, input[type="checkbox"]') }).first();
-  await until(`the Refactor Preview of ${file}`, async () => row.isVisible(), timeout);
+  const widget = page.locator('.quick-input-widget', { hasText: 'tick the changes to apply' });
+  const row = widget.locator('.monaco-list-row', { hasText: `${file}:` }).first();
+  const box = row.locator('.quick-input-list-label, .label-name').first(); // a click on the row toggles its tick
+  const right = page.locator('.monaco-diff-editor .editor.modified .view-lines').first();
+  const rightText = async () => ((await right.innerText({ timeout: 2000 })) ?? '').replace(/\u00a0/g, ' ');
+  await until(`the review of ${file} (its diff and the list of changes)`, async () => (await row.isVisible()) && (await right.isVisible()), timeout);
+  await until(`the review tab of ${file}`, async () => page.locator('.tabs-container .tab', { hasText: `${file}:` }).first().isVisible(), 5000);
   await screenshot(`review-${file}`);
-  const box = row.locator('.edit-checkbox, input[type="checkbox"]').first();
-  if (!(await box.isChecked().catch(() => false))) await box.click();
-  await until(`${file} ticked in the Refactor Preview`, async () => box.isChecked(), 5000);
-  const apply = page.locator('.monaco-button', { hasText: /^Apply$/ }).first();
-  await apply.click();
-  step(`ticked ${file} and clicked Apply in the Refactor Preview`);
-  await until('the Refactor Preview to close', async () => !(await row.isVisible()), 10000);
+  const proposed = await rightText();
+  await box.click();
+  await until('the unticked change gone from the right side', async () => (await rightText()) !== proposed, 10000);
+  await screenshot(`review-${file}-rejected`);
+  await box.click();
+  await until('the change back on the right side', async () => (await rightText()) === proposed, 10000);
+  await widget.locator('input.input, .quick-input-box input').first().press('Enter');
+  step(`unticked then ticked the change to ${file} in the review, and applied it`);
+  await until('the review to close', async () => !(await row.isVisible()) && !(await right.isVisible()), 10000);
 }
 
 /** The visible text of the editor of app.py (Monaco renders it in .view-lines). */
@@ -246,6 +254,27 @@ try {
   }
   step('the Tasks view shows the task and its two steps, completed');
   await screenshot('tasks-view');
+
+  // 12. per-change review: of the two changes proposed to util.py, the second is
+  // rejected in the list; only the first lands, and the agent is told
+  await send('type util.py and add triple');
+  const review = page.locator('.quick-input-widget', { hasText: 'tick the changes to apply' });
+  const rows = review.locator('.monaco-list-row', { hasText: 'util.py:' });
+  await until('the review of util.py with two changes', async () => (await rows.count()) === 2, 30000);
+  await rows.nth(1).locator('.quick-input-list-label, .label-name').first().click();
+  await until('the second change unticked (1 Selected)', async () => /1 Selected/.test(await review.innerText()), 10000);
+  await screenshot('review-one-rejected');
+  await review.locator('input.input, .quick-input-box input').first().press('Enter');
+  await until('the agent answer after the partial review', async () => (await transcriptText()).includes('Done with util.py.'), 20000);
+  const util = () => readFileSync(join(WS, 'util.py'), 'utf8');
+  await until('the accepted change on disk', async () => util().includes('def double(x: int) -> int:'), 10000);
+  if (util().includes('triple')) throw new Error(`the rejected change landed:\n${util()}`);
+  const writeCall = chat.locator('.entry.tool', { hasText: 'util.py' }).last();
+  await writeCall.locator('summary').click(); // open it: the output says what was rejected
+  await until('the write call saying what was applied and rejected', async () => /rejected/i.test(await writeCall.innerText()), 5000);
+  const told = await writeCall.innerText();
+  step(`only the accepted change landed in util.py; the write call reads: ${told.split('\n')[0]}`);
+  await screenshot('review-partial-applied');
   step('all steps passed');
 } catch (e) {
   console.error(`e2e failed: ${e.stack || e}`);

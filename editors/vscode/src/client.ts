@@ -12,6 +12,7 @@ import {
 } from 'vscode-languageclient/node';
 import { accessSync, constants } from 'node:fs';
 import { handleApplyEdit } from './applyEdit';
+import type { EditReviews } from './review';
 import { didChangeParams, notFoundMessage, resolveServer, SERVER_PATH_KEY } from './config';
 import type { Transport } from './controller';
 import { EVENT_METHOD } from './protocol';
@@ -87,6 +88,8 @@ export class ClientHost implements Transport, vscode.Disposable {
   private starting: Promise<LanguageClient> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private tokens = 0;
+  /** The extension's own review of edits sent as questions (src/review.ts). */
+  reviews: EditReviews | undefined;
 
   constructor(
     private readonly output: vscode.OutputChannel,
@@ -113,7 +116,7 @@ export class ClientHost implements Transport, vscode.Disposable {
       try {
         client = createClient(this.output, this.onResult, this.hooks);
         client.onNotification(EVENT_METHOD, (event: unknown) => this.onEvent(event));
-        handleApplyEdit(client, (message) => this.output.appendLine(message));
+        handleApplyEdit(client, (message) => this.output.appendLine(message), this.reviews);
         this.client = client;
         await client.start();
       } catch (err) {

@@ -7,6 +7,7 @@ import { Controller } from './controller';
 import { saveEditedFile } from './documents';
 import { isCommandResult } from './protocol';
 import { withCancel } from './runProgress';
+import { EditReviews } from './review';
 import { StatusBar } from './statusBar';
 import { registerTaskCommands, TASKS_VIEW_ID, TaskTreeProvider } from './taskView';
 
@@ -24,6 +25,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     (result) => void (isCommandResult(result) && commands?.show(result, true)),
   );
+  const reviews = new EditReviews();
+  host.reviews = reviews;
   controller = new Controller(host);
   const ctl = controller;
   const hooks = {
@@ -50,6 +53,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     new StatusBar(ctl),
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     ...commands.register(),
+    ...reviews.register(),
     vscode.window.createTreeView(TASKS_VIEW_ID, { treeDataProvider: tasks, showCollapseAll: true }),
     ...registerTaskCommands(ctl, tasks, {
       submit: async (text) => {

@@ -24,10 +24,9 @@ export class TaskTreeProvider implements vscode.TreeDataProvider<Node> {
     if (node.kind === 'task') {
       const t = node.task;
       const label = t.goal ? (t.goal.length > 80 ? `${t.goal.slice(0, 79)}…` : t.goal) : t.id;
-      const item = new vscode.TreeItem(
-        label,
-        t.steps.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
-      );
+      // always expandable: VS Code keeps an item's first state (by id), and the steps of
+      // a new task arrive after its first taskUpdated
+      const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `task:${t.id}`;
       item.description = taskDescription(t);
       item.iconPath = new vscode.ThemeIcon(statusIcon(t.status));

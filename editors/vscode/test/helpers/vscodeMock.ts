@@ -40,9 +40,47 @@ export interface ShownProgress {
 }
 export const progresses: ShownProgress[] = [];
 
+/** A quick pick made with createQuickPick: its state, and the user's moves. */
+export class MockQuickPick {
+  title = '';
+  placeholder = '';
+  canSelectMany = false;
+  ignoreFocusOut = false;
+  matchOnDescription = false;
+  matchOnDetail = false;
+  items: unknown[] = [];
+  selectedItems: unknown[] = [];
+  visible = false;
+  disposed = false;
+  private readonly on: Record<string, Array<(v?: unknown) => void>> = { selection: [], accept: [], hide: [] };
+  onDidChangeSelection = (l: (v?: unknown) => void) => (this.on.selection.push(l), { dispose() {} });
+  onDidAccept = (l: () => void) => (this.on.accept.push(l), { dispose() {} });
+  onDidHide = (l: () => void) => (this.on.hide.push(l), { dispose() {} });
+  show(): void {
+    this.visible = true;
+  }
+  hide(): void {
+    this.visible = false;
+    for (const l of this.on.hide) l();
+  }
+  dispose(): void {
+    this.disposed = true;
+  }
+  /** The user ticks exactly `picked`. */
+  select(picked: unknown[]): void {
+    this.selectedItems = picked;
+    for (const l of this.on.selection) l(picked);
+  }
+  accept(): void {
+    for (const l of this.on.accept) l();
+  }
+}
+export const quickPicks: MockQuickPick[] = [];
+
 export function reset(): void {
   calls.length = 0;
   progresses.length = 0;
+  quickPicks.length = 0;
   textDocuments.length = 0;
   registeredCommands.length = 0;
   commandHandlers.clear();
@@ -71,6 +109,11 @@ export const vscode = {
     showInputBox: record('showInputBox', () => answers.inputBox.shift()),
     showTextDocument: record('showTextDocument'),
     activeTextEditor: undefined,
+    createQuickPick: () => {
+      const q = new MockQuickPick();
+      quickPicks.push(q);
+      return q;
+    },
     createStatusBarItem: () => ({ text: '', tooltip: '', command: '', show() {}, dispose() {} }),
     withProgress: async <T>(
       options: ShownProgress['options'],
@@ -103,6 +146,7 @@ export const vscode = {
   },
   ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
   workspace: {
+    registerTextDocumentContentProvider: () => ({ dispose() {} }),
     workspaceFolders: undefined,
     textDocuments,
     getConfiguration(section: string) {
@@ -120,6 +164,21 @@ export const vscode = {
   commands: { executeCommand: record('executeCommand'), registerCommand: (id: string, fn: (...args: unknown[]) => unknown) => (
       registeredCommands.push(id), commandHandlers.set(id, fn), { dispose() {} }
     ),
+  },
+  languages: { registerCodeLensProvider: () => ({ dispose() {} }) },
+  Range: class {
+    constructor(
+      public startLine: number,
+      public startCharacter: number,
+      public endLine: number,
+      public endCharacter: number,
+    ) {}
+  },
+  CodeLens: class {
+    constructor(
+      public range: { startLine: number },
+      public command?: { title: string; command: string; arguments?: unknown[] },
+    ) {}
   },
   EventEmitter: class<T> {
     private readonly listeners: Array<(v: T) => void> = [];
@@ -149,7 +208,7 @@ export const vscode = {
   },
   StatusBarAlignment: { Left: 1, Right: 2 },
   Uri: {
-    parse: (s: string) => ({ scheme: s.split(':')[0], toString: () => s }),
+    parse: (s: string) => ({ scheme: s.split(':')[0], path: s.slice(s.indexOf(':') + 1).replace(/^\/\/[^/]*/, ''), toString: () => s }),
     file: (p: string) => ({ scheme: 'file', fsPath: p, toString: () => `file://${p}` }),
   },
 };

@@ -7,6 +7,7 @@ import type { ChatViewProvider } from '../../src/chatView';
 import { Commands } from '../../src/commands';
 import { PRESETS, SERVER_KEYS, SERVER_PATH_KEY } from '../../src/config';
 import { Controller } from '../../src/controller';
+import { EditReviews } from '../../src/review';
 import { registerTaskCommands, TaskTreeProvider } from '../../src/taskView';
 import { FakeTransport } from '../helpers/fakeTransport';
 
@@ -29,6 +30,7 @@ test('every contributed command is registered, and none uses the server\'s coder
   new Commands(controller, {} as ChatViewProvider).register();
   const noop = async (): Promise<void> => undefined;
   registerTaskCommands(controller, new TaskTreeProvider(controller), { submit: noop, interrupt: noop, openFile: noop });
+  new EditReviews().register();
   const registered = [...registeredCommands];
   const contributed = manifest.contributes.commands.map((c) => c.command);
   assert.deepEqual([...registered].sort(), [...contributed].sort());
