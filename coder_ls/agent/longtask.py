@@ -183,7 +183,8 @@ class TaskRun:
         retries = self.ctx.config().tasks.max_retries
         while True:
             step.attempts += 1
-            out = await self.runner.run_one(f"{self.state.id}:{step.id}", definition, self.step_prompt(step))
+            out = await self.runner.run_one(f"{self.state.id}:{step.id}", definition, self.step_prompt(step),
+                                            shown=f"Step {step.id}: {step.title}")  # fmt: skip
             step.tokens += out.tokens
             self.state.tokens_used += out.tokens
             if out.status == "completed" or out.code not in RETRYABLE or step.attempts > retries:
@@ -242,7 +243,8 @@ class TaskRun:
             f"## {st.id}: {st.title} ({st.status})\n{st.result[:RESULT_MAX_CHARS]}" for st in self.state.steps
         )
         out = await self.runner.run_one(f"{self.state.id}:report", self.defs["general"],
-                                     REPORT_PROMPT.format(goal=self.state.goal, results=results))  # fmt: skip
+                                     REPORT_PROMPT.format(goal=self.state.goal, results=results),
+                                     shown=f"Write the report of the task: {self.state.goal}")  # fmt: skip
         text = out.text if out.status == "completed" else f"# {self.state.goal}\n\n{results}"
         from coder_ls.fsutil import write_atomic
 

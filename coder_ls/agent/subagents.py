@@ -169,12 +169,14 @@ class Subagents:
         out = await self.run_one(call_id, definition, prompt)
         return _label(i, definition.name, out.status, out.text)
 
-    async def run_one(self, call_id: str, definition: AgentDef, prompt: str) -> SubOutcome:
+    async def run_one(self, call_id: str, definition: AgentDef, prompt: str, shown: str | None = None) -> SubOutcome:
         """(status, final text) of one subagent, with a work-done progress of its own whose
-        Cancel stops it alone (its slot says "cancelled"; the parent goes on)."""
+        Cancel stops it alone (its slot says "cancelled"; the parent goes on). `shown`: what
+        its start event and progress say it does, when not its prompt (a /task step's)."""
         parent = self.parent
         agent_id = f"{definition.name}-{uuid.uuid4().hex[:8]}"
-        body = asyncio.ensure_future(self._body(agent_id, call_id, definition, prompt))
+        shown = prompt if shown is None else shown
+        body = asyncio.ensure_future(self._body(agent_id, call_id, definition, prompt, shown))
         stopped = False
 
         def cancel() -> None:
@@ -185,7 +187,7 @@ class Subagents:
         unregister = parent.register_subtask(agent_id, cancel)
         outcome = "Failed"
         try:
-            await parent.host.begin_progress(agent_id, f"Coder: {definition.name}", " ".join(prompt.split())[:80])
+            await parent.host.begin_progress(agent_id, f"Coder: {definition.name}", " ".join(shown.split())[:80])
             result = await body
             outcome = "Done" if result.status == "completed" else "Failed"
             return result
@@ -199,7 +201,7 @@ class Subagents:
             unregister()
             parent.host.end_progress(agent_id, outcome)
 
-    async def _body(self, agent_id: str, call_id: str, definition: AgentDef, prompt: str) -> SubOutcome:
+    async def _body(self, agent_id: str, call_id: str, definition: AgentDef, prompt: str, shown: str) -> SubOutcome:
         from coder_ls.agent.turn import Turn
 
         parent = self.parent
@@ -213,7 +215,7 @@ class Subagents:
         result = ResultBuilder(parent.result.session_id, parent.result.submission_id)
         sub = SubSession(parent.session)
         ctx = dataclasses.replace(parent, session=cast(Any, sub), emit=emit, report=report, result=result)
-        emit(SubagentStarted(agent=definition.name, prompt=prompt[:2000]))
+        emit(SubagentStarted(agent=definition.name, prompt=shown[:2000]))
         status = "failed"
         turn: Turn | None = None
         try:

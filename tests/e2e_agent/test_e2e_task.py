@@ -67,6 +67,9 @@ async def test_a_plan_runs_in_dependency_order_and_ends_with_a_report(agent):
     finished = {e["agentId"]: e["status"] for e in a.s.events_of("subagentFinished")}
     planner = next(i for i, name in started.items() if name == "planner")
     assert finished[planner] == "completed" and set(finished) == set(started), (started, finished)
+    shown = sorted(e["prompt"] for e in a.s.events_of("subagentStarted"))  # what a client lists
+    assert shown == ["Plan: build the thing", "Step a: Step a", "Step b: Step b", "Step c: Step c",
+                     "Write the report of the task: build the thing"], shown  # fmt: skip
     reports = [r for t in a.s.progress_tokens() for r in a.s.progress_of(t)]
     percentages = [r.percentage for r in reports if getattr(r, "percentage", None)]
     assert 100 in percentages
