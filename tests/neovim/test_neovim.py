@@ -20,8 +20,10 @@ CODER_NVIM_BIN to run them on that one Neovim only.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -377,3 +379,168 @@ def test_a_retried_reply_shows_once(nvim: str, workspace: Path) -> None:
     text = "\n".join(r["transcript"])
     assert "PARTIAL" not in text, r["transcript"]
     assert text.count("clean answer") == 1, r["transcript"]
+
+
+TASK_PLAN = "Plan how to reach this goal"
+
+
+def routed(when: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """A fake Messages API response for the request whose messages hold `when`."""
+    return {**spec, "when": when}
+
+
+def task_step(sid: str, deps: list[str] | None = None) -> dict[str, Any]:
+    return {"id": sid, "title": f"Step {sid}", "prompt": f"do {sid.upper()} now", "dependsOn": deps or []}
+
+
+def tool_calls(*calls: dict[str, Any]) -> dict[str, Any]:
+    return {"text": "", "toolCalls": list(calls)}
+
+
+def index_of(lines: list[str], pattern: str) -> int:
+    """The index of the first line matching the regex `pattern` (fails when none does)."""
+    for i, line in enumerate(lines):
+        if re.fullmatch(pattern, line):
+            return i
+    pytest.fail(f"no line matches {pattern!r} in:\n" + "\n".join(lines))
+
+
+def test_task_command_shows_status_list_and_resume(nvim: str, workspace: Path) -> None:
+    """`:CoderTask <goal>` runs a /task (plan a, b after a, c; a fails so b is skipped):
+    the transcript has one line per task change and the steps' subagents indented under
+    it, never their text; the statusline shows the percentage while it runs;
+    `:CoderTask` / `:CoderTask list` print the status and the list; errors are
+    notified as errors; `:CoderTask resume <id>` (completed from the ids) runs a and b."""
+    from anthropic_server import FakeAnthropicServer, check_rejections, reply
+
+    with FakeAnthropicServer() as fake:
+        fake.push(
+            routed(TASK_PLAN, tool_calls({"id": "plan1", "name": "plan", "input": {
+                "steps": [task_step("a"), task_step("b", ["a"]), task_step("c")]}})),
+            routed(TASK_PLAN, reply("planned")),
+            routed("do A now", {"status": 400, "errorType": "invalid_request_error", "message": "bad A"}),
+            routed("do C now", reply("C-ANSWER done")),
+            routed("Write the final report", reply("# REPORT-ONE\nA failed.")),
+            # for the resume
+            routed("do A now", reply("A-ANSWER done")),
+            routed("do B now", reply("B-ANSWER done")),
+            routed("Write the final report", reply("# REPORT-TWO\nAll done.")),
+        )  # fmt: skip
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        r = run_scenario(nvim, "task", workspace, timeout=180, extra_env=env)
+        check_rejections(fake, False)
+    check(r)
+    tasks = list((workspace / ".coder" / "tasks").iterdir())
+    assert len(tasks) == 1, tasks
+    tid = tasks[0].name
+
+    # completion: the subcommands, then the task ids
+    assert r["complete_subcommands"] == ["list", "resume", "status"], r["complete_subcommands"]
+    assert r["complete_res"] == ["resume"], r["complete_res"]
+    assert r["complete_ids"] == [tid], r["complete_ids"]
+
+    # before any task
+    assert r["empty_list"] == ["coder: no tasks in this workspace"], r["empty_list"]
+    assert "/task status: no task in this workspace" in r["no_task_error"], r["notifications"]
+
+    # the run, in the transcript
+    run = r["run_transcript"]
+    text = "\n".join(run)
+    assert "> fragile thing" in run, run
+    planning = index_of(run, rf"task {tid}: planning · 0 tokens")
+    running = index_of(run, rf"task {tid}: running 0/3 \(0%\) · 74 tokens")
+    a_started = index_of(run, r"  step a \(general\) started: .+")
+    c_started = index_of(run, r"  step c \(general\) started: .+")
+    a_failed = index_of(run, r"  step a \(general\) failed · 0 tokens")
+    c_done = index_of(run, r"  step c \(general\) completed · 37 tokens")
+    report = index_of(run, r"  report \(general\) started: .+")
+    index_of(run, r"  report \(general\) completed · 37 tokens")
+    ended = index_of(run, rf"task {tid}: failed 1/3 \(100%\), 1 failed · \d+ tokens")
+    reply_line = index_of(run, rf"Task {tid} failed: 1/3 steps\. not completed: a, b")
+    assert planning < running < min(a_started, c_started) < max(a_failed, c_done) < report < ended < reply_line, run
+    assert "step b" not in text, run  # skipped: never started
+    # a server that brackets its planner with subagent events shows it under the task too
+    planner_line = r"  planner (started: .+|completed · \d+ tokens)"
+    assert all(re.fullmatch(planner_line, line) for line in run if "planner" in line), run
+    for answer in ("C-ANSWER", "REPORT-ONE", "planned"):
+        assert answer not in text, run  # the subagents' (and the planner's) text stays out
+    task_lines = [line for line in run if line.startswith("task ")]
+    assert all(a != b for a, b in itertools.pairwise(task_lines)), task_lines  # one line per change
+    assert r["run_warning"] and "not completed: a, b" in r["run_warning"], r["notifications"]
+
+    # the statusline while it ran, and after
+    assert r["run_statuses"][0] == "coder: task 0% (planning)", r["run_statuses"]
+    assert "coder: task 0% (0/3 steps)" in r["run_statuses"], r["run_statuses"]
+    assert "coder: task 66% (2/3 steps)" in r["resume_statuses"], r["resume_statuses"]
+    assert r["status_line"] == "coder: idle"
+
+    # :CoderTask (status of the latest) and :CoderTask list, as printed
+    status = r["status_messages"]
+    assert status[0] == f"task {tid}: fragile thing", status
+    assert re.fullmatch(
+        r"  failed · 1/3 steps \(100%\), 1 failed, 1 skipped · \d+ / 500,000 tokens · elapsed \d+s · ETA -", status[1]
+    ), status
+    assert status[2:] == [
+        "  [!] a  Step a  (failed, 1 attempt, 0 tokens)",
+        "  [-] b  Step b  (skipped, 0 attempts, 0 tokens)",
+        "  [x] c  Step c  (completed, 1 attempt, 37 tokens)",
+        "  note: not completed: a, b",
+        f"  report: .coder/tasks/{tid}/report.md",
+    ], status
+    listed = r["list_messages"]
+    assert listed[0] == "coder tasks (newest first):", listed
+    assert re.fullmatch(
+        rf"  {tid}  failed    1/3 steps \(100%\), 1 failed, 1 skipped · \d+ tokens  fragile thing", listed[1]
+    ), listed
+    assert "/task status: no task matching 'no-such-task'" in r["unknown_error"], r["notifications"]
+
+    # the resume ran a and b only, and completed
+    resumed = r["resume_transcript"]
+    index_of(resumed, r"  step a \(general\) started: .+")
+    index_of(resumed, r"  step b \(general\) completed · 37 tokens")
+    index_of(resumed, rf"task {tid}: completed 3/3 \(100%\) · \d+ tokens")
+    index_of(resumed, rf"Task {tid} completed: 3/3 steps\.")
+    assert not any("step c" in line for line in resumed), resumed
+    after = r["resumed_messages"]
+    assert after[2:5] == [
+        "  [x] a  Step a  (completed, 1 attempt, 37 tokens)",
+        "  [x] b  Step b  (completed, 1 attempt, 37 tokens)",
+        "  [x] c  Step c  (completed, 1 attempt, 37 tokens)",
+    ], after
+    assert after[1].startswith("  completed · 3/3 steps (100%) · "), after
+
+
+def test_subagents_of_a_task_call_are_indented_under_it(nvim: str, workspace: Path) -> None:
+    """The agent's `task` tool runs two subagents in parallel (one answers, one fails):
+    the transcript shows the call, each subagent's start and its end with status and
+    tokens indented under it, then the call's result; their text stays out."""
+    from anthropic_server import FakeAnthropicServer, check_rejections, reply
+
+    with FakeAnthropicServer() as fake:
+        fake.push(
+            routed("find the loader", reply("LOADER-ANSWER: a.txt")),
+            routed("list the tests", {"status": 400, "errorType": "invalid_request_error", "message": "bad"}),
+            tool_calls({"id": "t1", "name": "task", "input": {"tasks": [
+                {"agent": "explore", "prompt": "find the loader"}, {"prompt": "list the tests"}]}}),
+            reply("It is in a.txt."),
+        )  # fmt: skip
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        r = run_scenario(nvim, "subagents", workspace, extra_env=env)
+        check_rejections(fake, False)
+    check(r)
+    lines = r["transcript"]
+    call = index_of(lines, r"\* task 2 subagents in parallel")
+    starts = [
+        index_of(lines, r"  subagent explore-[0-9a-f]{8} started: find the loader"),
+        index_of(lines, r"  subagent general-[0-9a-f]{8} started: list the tests"),
+    ]
+    ends = [
+        index_of(lines, r"  subagent explore-[0-9a-f]{8} completed · 37 tokens"),
+        index_of(lines, r"  subagent general-[0-9a-f]{8} failed · 0 tokens"),
+    ]
+    result = index_of(lines, r"  = \[1\] explore \(completed\): \.\.\.")
+    assert call < min(starts) and max(starts) < min(ends) and max(ends) < result, lines
+    text = "\n".join(lines)
+    assert "LOADER-ANSWER" not in text, lines  # the subagent's own text is not the reply
+    assert text.count("It is in a.txt.") == 1, lines
+    assert r["status_line"] == "coder: idle"

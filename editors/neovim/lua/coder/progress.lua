@@ -1,5 +1,6 @@
 -- Work-done progress of the coder clients: which tokens are running (for
--- :CoderInterrupt) and what they are doing (for the statusline).
+-- :CoderInterrupt) and what they are doing (for the statusline), and the `/task`s
+-- running (their `taskUpdated` events: the statusline shows the percentage).
 local M = {}
 
 -- [client_id] = { [key] = { token = <original token>, title, message, seq } }
@@ -10,6 +11,13 @@ local active = {}
 local ended = {}
 local seq = 0
 local listeners = {}
+-- [client_id] = { [task_id] = { id, status, completed, failed, total, percentage,
+--                               tokens_used, submission, seq } }: the running tasks
+local tasks = {}
+-- [client_id] = { [submissionId] = true }: submissions that ended; a late `taskUpdated`
+-- of theirs must not show the task as running again
+local ended_subs = {}
+local RUNNING_TASK = { planning = true, running = true }
 
 local function key_of(token)
   return type(token) .. ':' .. tostring(token)
@@ -94,17 +102,84 @@ function M.current(client_id)
   return list[1]
 end
 
+--- The submission `submission_id` ended: its tasks are not running any more.
+local function end_tasks(client_id, submission_id)
+  ended_subs[client_id] = ended_subs[client_id] or {}
+  ended_subs[client_id][submission_id] = true
+  local mine = tasks[client_id]
+  if not mine then
+    return false
+  end
+  local any = false
+  for id, t in pairs(mine) do
+    if t.submission == submission_id then
+      mine[id] = nil
+      any = true
+    end
+  end
+  return any
+end
+
 --- The turn of `submission_id` finished: ends the token the server created for
 --- it (`coder/<submissionId>`) in case its `end` never reaches us.
 function M.finish_submission(client_id, submission_id)
   if type(submission_id) == 'string' and submission_id ~= '' then
+    end_tasks(client_id, submission_id)
     M.update(client_id, { token = 'coder/' .. submission_id, value = { kind = 'end' } })
+  end
+end
+
+--- Feeds one `taskUpdated` event: a task that is planning or running is shown by
+--- the statusline until an event says it paused, completed or failed (or its
+--- submission finished).
+function M.task_update(client_id, ev)
+  if type(ev) ~= 'table' or type(ev.taskId) ~= 'string' then
+    return
+  end
+  tasks[client_id] = tasks[client_id] or {}
+  local over = ended_subs[client_id] and ev.submissionId ~= nil and ended_subs[client_id][ev.submissionId]
+  if RUNNING_TASK[ev.status] and not over then
+    seq = seq + 1
+    tasks[client_id][ev.taskId] = {
+      id = ev.taskId,
+      status = ev.status,
+      completed = tonumber(ev.completed) or 0,
+      failed = tonumber(ev.failed) or 0,
+      total = tonumber(ev.total) or 0,
+      percentage = tonumber(ev.percentage) or 0,
+      tokens_used = tonumber(ev.tokensUsed) or 0,
+      submission = ev.submissionId,
+      seq = seq,
+    }
+  else
+    tasks[client_id][ev.taskId] = nil
+  end
+  changed()
+end
+
+--- The running task of a client that changed last, or nil.
+function M.task(client_id)
+  local best
+  for _, t in pairs(tasks[client_id] or {}) do
+    if not best or t.seq > best.seq then
+      best = t
+    end
+  end
+  return best
+end
+
+--- A result of `submission_id` arrived: its tasks are not running any more.
+function M.finish_task_submission(client_id, submission_id)
+  if type(submission_id) == 'string' and submission_id ~= '' and end_tasks(client_id, submission_id) then
+    changed()
   end
 end
 
 function M.forget(client_id)
   active[client_id] = nil
   ended[client_id] = nil
+  tasks[client_id] = nil
+  ended_subs[client_id] = nil
   changed()
 end
 

@@ -15,6 +15,10 @@ local state = {
   -- [submissionId] = the line ranges {first, last} (0-based, end exclusive) of the
   -- assistant text streamed since the step began: dropped on assistantRestart
   blocks = {},
+  -- [submissionId] = { calls = {[callId] = depth of the agent that made it},
+  --   agents = {[agentId] = {label, depth}}, tasks = {[taskId] = last line shown} }:
+  -- where subagents' lines go (indented under the call that started them)
+  nest = {},
 }
 
 local function valid()
@@ -183,22 +187,7 @@ function M.clear()
   state.empty = true
   state.stream = nil
   state.blocks = {}
-end
-
-local function summarize_input(tool, input)
-  if type(input) ~= 'table' then
-    return ''
-  end
-  local s = input.command or input.path or input.pattern or input.file_path
-  if s then
-    return tostring(s)
-  end
-  local ok, encoded = pcall(vim.fn.json_encode, input)
-  encoded = ok and encoded or ''
-  if #encoded > 120 then
-    encoded = encoded:sub(1, 117) .. '...'
-  end
-  return encoded
+  state.nest = {}
 end
 
 local function first_line(text)
@@ -213,6 +202,140 @@ local function first_line(text)
   return line
 end
 
+--- The `task` tool's input (contract section 13): one subagent, several in
+--- parallel, or a chain.
+local function summarize_task(input)
+  local function count(list, what)
+    local n = #list
+    return string.format('%d subagent%s %s', n, n == 1 and '' or 's', what)
+  end
+  if type(input.tasks) == 'table' then
+    return count(input.tasks, 'in parallel')
+  elseif type(input.chain) == 'table' then
+    return count(input.chain, 'in a chain')
+  elseif input.prompt ~= nil then
+    return tostring(input.agent or 'general') .. ': ' .. first_line(input.prompt)
+  end
+  return nil
+end
+
+local function summarize_input(tool, input)
+  if type(input) ~= 'table' then
+    return ''
+  end
+  if tool == 'task' then
+    local s = summarize_task(input)
+    if s then
+      return s
+    end
+  end
+  local s = input.command or input.path or input.pattern or input.file_path
+  if s then
+    return tostring(s)
+  end
+  local ok, encoded = pcall(vim.fn.json_encode, input)
+  encoded = ok and encoded or ''
+  if #encoded > 120 then
+    encoded = encoded:sub(1, 117) .. '...'
+  end
+  return encoded
+end
+
+--- 12345 -> "12,345".
+local function thousands(n)
+  local s = tostring(math.floor(tonumber(n) or 0))
+  local sign, digits = s:match('^(-?)(%d+)$')
+  if not digits then
+    return s
+  end
+  local out = digits:reverse():gsub('(%d%d%d)', '%1,'):reverse()
+  if out:sub(1, 1) == ',' then
+    out = out:sub(2)
+  end
+  return sign .. out
+end
+M.thousands = thousands
+
+local function nest_of(sub)
+  local n = state.nest[sub]
+  if not n then
+    n = { calls = {}, agents = {}, tasks = {} }
+    state.nest[sub] = n
+  end
+  return n
+end
+
+--- What a `/task` step's subagent says it does, without what its label says already:
+--- "Step <id>: <title>" gives the title; a prompt that starts with the task's goal
+--- gives the step's own prompt (after the first paragraph).
+local function step_prompt(prompt, step)
+  prompt = tostring(prompt or '')
+  if step then
+    local prefix = 'Step ' .. step .. ': '
+    if prompt:sub(1, #prefix) == prefix and #prompt > #prefix then
+      return prompt:sub(#prefix + 1)
+    end
+  end
+  if prompt:find('^This is one step of a larger task') then
+    local rest = prompt:match('^.-\n%s*\n(.*)$')
+    if rest and rest ~= '' then
+      return rest
+    end
+  end
+  return prompt
+end
+
+--- subagentStarted / subagentFinished: one line each, indented under the call
+--- that started the subagent (the `task` tool call, or the `/task` step).
+local function subagent_line(ev, sub)
+  local n = nest_of(sub)
+  if ev.type == 'subagentStarted' then
+    local parent = ev.parentCallId ~= nil and tostring(ev.parentCallId) or ''
+    local depth = (n.calls[parent] or 0) + 1
+    local label = 'subagent ' .. tostring(ev.agentId or ev.agent)
+    local task_id, step = parent:match('^(.+):([^:]+)$')
+    local prompt = tostring(ev.prompt or '')
+    if n.tasks[parent] ~= nil then
+      label, depth = tostring(ev.agent), 1 -- the task's planner
+    elseif task_id and n.tasks[task_id] ~= nil then
+      label = (step == 'report' and 'report' or ('step ' .. step)) .. ' (' .. tostring(ev.agent) .. ')'
+      depth = 1
+      prompt = step_prompt(prompt, step)
+    end
+    n.agents[tostring(ev.agentId)] = { label = label, depth = depth }
+    M.append(string.rep('  ', depth) .. label .. ' started: ' .. first_line(prompt))
+  else
+    local a = n.agents[tostring(ev.agentId)] or { label = 'subagent ' .. tostring(ev.agentId), depth = 1 }
+    local usage = type(ev.usage) == 'table' and ev.usage or {}
+    local tokens = (tonumber(usage.inputTokens) or 0) + (tonumber(usage.outputTokens) or 0)
+    M.append(string.format('%s%s %s · %s tokens', string.rep('  ', a.depth), a.label, tostring(ev.status),
+      thousands(tokens)))
+  end
+end
+
+--- taskUpdated: one compact line per change ("task <id>: running 3/12 (25%) · 12,345
+--- tokens"); an event that changes nothing shown (a step started) adds no line.
+local function task_line(ev, sub)
+  local id = tostring(ev.taskId)
+  local text
+  if ev.status == 'planning' and (tonumber(ev.total) or 0) == 0 then
+    text = 'planning'
+  else
+    text = string.format('%s %s/%s (%s%%)', tostring(ev.status), tostring(ev.completed or 0),
+      tostring(ev.total or 0), tostring(ev.percentage or 0))
+    if (tonumber(ev.failed) or 0) > 0 then
+      text = text .. ', ' .. tostring(ev.failed) .. ' failed'
+    end
+  end
+  local line = string.format('task %s: %s · %s tokens', id, text, thousands(ev.tokensUsed))
+  local n = nest_of(sub)
+  if n.tasks[id] == line then
+    return
+  end
+  n.tasks[id] = line
+  M.append(line)
+end
+
 --- Renders one `coder/event` (params already de-nulled).
 function M.on_event(ev)
   local t = ev.type
@@ -220,11 +343,13 @@ function M.on_event(ev)
   if ev.agentId ~= nil then
     -- a subagent's events: its start and end, and its approvals; its streamed text and
     -- tool calls stay out (its answer comes back as the output of the task call)
-    if t == 'subagentStarted' then
-      M.append('  [subagent ' .. tostring(ev.agent) .. '] ' .. first_line(ev.prompt))
+    if t == 'subagentStarted' or t == 'subagentFinished' then
+      subagent_line(ev, sub)
       return
-    elseif t == 'subagentFinished' then
-      M.append('  [subagent ' .. tostring(ev.agentId) .. '] ' .. tostring(ev.status))
+    elseif t == 'toolCallBegin' and ev.callId ~= nil then
+      -- a subagent's own `task` call: the subagents it starts go one level deeper
+      local a = nest_of(sub).agents[tostring(ev.agentId)]
+      nest_of(sub).calls[tostring(ev.callId)] = a and a.depth or 1
       return
     elseif t ~= 'approvalRequested' and t ~= 'approvalResolved' then
       return
@@ -296,8 +421,11 @@ function M.on_event(ev)
     M.append(string.format('--- model %s (%s)', tostring(ev.model), tostring(ev.provider)))
   elseif t == 'permissionsChanged' then
     M.append('--- permissions ' .. tostring(ev.preset))
+  elseif t == 'taskUpdated' then
+    task_line(ev, sub)
   elseif t == 'turnFinished' then
     state.blocks[sub] = nil
+    state.nest[sub] = nil
     M.append('--- ' .. tostring(ev.status))
   elseif t == 'error' then
     M.append('! ' .. tostring(ev.message))
@@ -314,6 +442,11 @@ function M.on_result(result)
     local msg = (result.error and result.error.message) or result.reply or 'failed'
     M.append('! ' .. tostring(msg))
   elseif result.mode == 'command' then
+    if result.reply and result.reply ~= '' then
+      M.append(result.reply)
+    end
+  elseif result.mode == 'nl' and type(result.data) == 'table' and result.data.kind == 'task' then
+    -- a `/task` run: no assistant message carries its outcome, the reply does
     if result.reply and result.reply ~= '' then
       M.append(result.reply)
     end
