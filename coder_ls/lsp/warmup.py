@@ -13,8 +13,9 @@ Nothing heavy is warmed for the `scripted` provider, or when the provider cannot
 built (no API key: the first turn says so). A turn that starts before the warm-up ends
 simply waits for the same import (the provider serialises client construction).
 
-`CODER_WARMUP=0` in the server's environment turns the warm-up off (the idle process
-then stays ~50 MB smaller until the first turn; benchmarks use it as the baseline).
+The setting `"warmup": false` (or `CODER_WARMUP=0` in the server's environment, which
+wins over the setting) turns the warm-up off: the idle process then stays ~50 MB smaller
+until the first turn, which waits for the import (benchmarks use it as the baseline).
 """
 
 from __future__ import annotations
@@ -36,7 +37,11 @@ DELAY = 0.5  # seconds after `initialized`
 
 
 def enabled(engine: Engine) -> bool:
-    return (engine.env.get("CODER_WARMUP") or "").strip().lower() not in ("0", "off", "false", "no")
+    """`CODER_WARMUP` in the server's environment when set, else the `warmup` setting."""
+    env = (engine.env.get("CODER_WARMUP") or "").strip().lower()
+    if env:
+        return env not in ("0", "off", "false", "no")
+    return bool(engine.config.warmup)
 
 
 async def warm(engine: Engine, delay: float = DELAY) -> None:

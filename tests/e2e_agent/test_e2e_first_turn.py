@@ -71,6 +71,19 @@ async def test_warm_up_off_leaves_the_sdk_to_the_first_turn(fake: FakeAnthropicS
         assert sdk_loaded(s)
 
 
+async def test_the_warmup_setting_turns_it_off_and_the_environment_wins(fake: FakeAnthropicServer, ws: Path) -> None:
+    """`"warmup": false` in the editor's settings keeps the idle server small; the
+    variable `CODER_WARMUP`, set, decides over the setting."""
+    async with lsp_session(ws, env=api_env(fake), init_options={"warmup": False}) as s:
+        await settle(s)
+        assert not sdk_loaded(s)
+        fake.push(reply("Hi."))
+        result = await s.execute("coder.input", {"text": "say hi"})
+        assert result["status"] == "completed" and sdk_loaded(s), result
+    async with lsp_session(ws, env={**api_env(fake), "CODER_WARMUP": "1"}, init_options={"warmup": False}) as s:
+        assert await eventually_loaded(s), "CODER_WARMUP=1 did not win over the setting"
+
+
 async def test_scripted_provider_warms_nothing_heavy(tmp_path: Path, ws: Path) -> None:
     script = tmp_path / "turns.json"
     script.write_text('{"turns": [{"text": "scripted hello"}]}')
