@@ -6,6 +6,7 @@
 -- See docs/neovim.md.
 local util = require('coder.util')
 local transcript = require('coder.transcript')
+local task = require('coder.task')
 local progress = require('coder.progress')
 local approval = require('coder.approval')
 
@@ -41,13 +42,6 @@ local last_client = nil
 local event_listeners = {}
 local counter = 0
 local did_setup = false
-local known_tasks = {} -- [task id] = true: the `/task` ids seen in events and results (completion)
-
-local function remember_task(id)
-  if type(id) == 'string' and id ~= '' then
-    known_tasks[id] = true
-  end
-end
 
 local function state(id)
   local st = clients[id]
@@ -226,7 +220,7 @@ local function handle_event(client_id, ev)
     st.model = ev.model
   elseif ev.type == 'taskUpdated' then
     progress.task_update(client_id, ev)
-    remember_task(ev.taskId)
+    task.remember(ev.taskId)
   end
   local ok, err = pcall(transcript.on_event, ev)
   if not ok then
@@ -1011,201 +1005,24 @@ function M.model(name, on_done)
   end, { progress = false })
 end
 
----------------------------------------------------------------------------
--- Long-running tasks (`/task`, contract section 14)
----------------------------------------------------------------------------
-
-local TASK_SUBCOMMANDS = { 'list', 'resume', 'status' }
-local STEP_MARK = { completed = 'x', running = '~', failed = '!', skipped = '-', pending = ' ' }
-local function remember_task_data(data)
-  if type(data) ~= 'table' then
-    return
-  end
-  if data.kind == 'task' then
-    remember_task(data.id)
-  elseif data.kind == 'tasks' and type(data.tasks) == 'table' then
-    for _, t in ipairs(data.tasks) do
-      if type(t) == 'table' then
-        remember_task(t.id)
-      end
-    end
-  end
-end
-
---- 75 -> "1m 15s"; nil -> "-".
-local function duration(seconds)
-  seconds = tonumber(seconds)
-  if not seconds then
-    return '-'
-  end
-  seconds = math.floor(seconds + 0.5)
-  if seconds < 60 then
-    return seconds .. 's'
-  elseif seconds < 3600 then
-    return string.format('%dm %02ds', math.floor(seconds / 60), seconds % 60)
-  end
-  return string.format('%dh %02dm', math.floor(seconds / 3600), math.floor((seconds % 3600) / 60))
-end
-
-local function num(v)
-  return tonumber(v) or 0
-end
-
-local function counts_text(t)
-  local s = string.format('%d/%d steps (%d%%)', num(t.completed), num(t.total), num(t.percentage))
-  if num(t.failed) > 0 then
-    s = s .. ', ' .. num(t.failed) .. ' failed'
-  end
-  if num(t.skipped) > 0 then
-    s = s .. ', ' .. num(t.skipped) .. ' skipped'
-  end
-  return s
-end
-
---- The lines :CoderTask status shows for the `data` of a `/task status` result
---- (`reply`, the result's text, may hold the note saying why it paused or failed).
-function M.task_lines(data, reply)
-  local n = transcript.thousands
-  local lines = {
-    string.format('task %s: %s', tostring(data.id), tostring(data.goal or '')),
-    string.format('  %s · %s · %s / %s tokens · elapsed %s · ETA %s', tostring(data.status), counts_text(data),
-      n(data.tokensUsed), n(data.budget), duration(data.elapsedSeconds), duration(data.etaSeconds)),
-  }
-  local steps = type(data.steps) == 'table' and data.steps or {}
-  local id_width = 1
-  for _, step in ipairs(steps) do
-    id_width = math.max(id_width, #tostring(step.id))
-  end
-  for _, step in ipairs(steps) do
-    local attempts = num(step.attempts)
-    table.insert(lines, string.format('  [%s] %-' .. id_width .. 's  %s  (%s, %d attempt%s, %s tokens)',
-      STEP_MARK[step.status] or '?', tostring(step.id), tostring(step.title or ''), tostring(step.status),
-      attempts, attempts == 1 and '' or 's', n(step.tokens)))
-  end
-  local reply_lines = util.lines(reply or '')
-  local note = (reply_lines[#reply_lines] or ''):match('^%s+%((.+)%)%s*$')
-  if note then
-    table.insert(lines, '  note: ' .. note)
-  end
-  if type(data.report) == 'string' and data.report ~= '' then
-    table.insert(lines, '  report: ' .. data.report)
-  end
-  return lines
-end
-
---- The lines :CoderTask list shows for the `data` of a `/task list` result.
-function M.task_list_lines(data)
-  local tasks = type(data.tasks) == 'table' and data.tasks or {}
-  if #tasks == 0 then
-    return { 'coder: no tasks in this workspace' }
-  end
-  local lines = { 'coder tasks (newest first):' }
-  for _, t in ipairs(tasks) do
-    table.insert(lines, string.format('  %s  %-9s %s · %s tokens  %s', tostring(t.id), tostring(t.status),
-      counts_text(t), transcript.thousands(t.tokensUsed), tostring(t.goal or '')))
-  end
-  return lines
-end
-
---- The lines that show a `/task status` or `/task list` result (nil: none).
-local function task_result_lines(res)
-  local data = res.data
-  if res.mode == 'error' or type(data) ~= 'table' then
-    return nil
-  end
-  if data.kind == 'task' then
-    return M.task_lines(data, res.reply)
-  elseif data.kind == 'tasks' then
-    return M.task_list_lines(data)
-  end
-  return nil
-end
-
---- `:CoderTask [args]`: `status [id]` (the default) and `list` show the task(s),
---- `resume [id]` continues one, anything else is the goal of a new task.
---- on_done(result, lines) replaces the display (lines: what status/list shows).
+--- `:CoderTask [args]` (see coder/task.lua); on_done(result, lines) replaces the display.
 function M.task(args, on_done)
-  args = vim.trim(args or '')
-  local head = args:match('^(%S+)') or ''
-  if head == '' or head == 'status' or head == 'list' then
-    local text = '/task ' .. (head == '' and 'status' or args)
-    return M.input(text, { progress = false }, function(res)
-      remember_task_data(res.data)
-      local ok, lines = pcall(task_result_lines, res)
-      if not ok then
-        if not on_done then
-          vim.notify('coder: could not show the task: ' .. tostring(lines), vim.log.levels.ERROR)
-        end
-        lines = nil
-      end
-      if on_done then
-        return on_done(res, lines)
-      end
-      if res.mode == 'error' then
-        return M.report(res)
-      end
-      if lines then
-        echo_lines(lines)
-      elseif res.reply and res.reply ~= '' then
-        echo_lines(util.lines(res.reply))
-      end
-    end)
-  end
-  if not on_done then
-    show_transcript()
-  end
-  M.input('/task ' .. args, {}, function(res)
-    remember_task_data(res.data)
-    if on_done then
-      return on_done(res)
-    end
-    M.report(res)
-    if res.mode == 'command' and res.reply and res.reply ~= '' then
-      echo_lines(util.lines(res.reply)) -- e.g. "Task ... is already completed."
-    elseif res.mode ~= 'error' and res.status == 'failed' then
-      vim.notify('coder: ' .. tostring(res.reply or 'the task failed'), vim.log.levels.WARN)
-    end
-  end)
+  return task.run(args, on_done)
 end
 
---- Completion of :CoderTask: the subcommands, then the task ids (the ones seen,
---- and the workspace's `.coder/tasks/`) after `status` and `resume`.
-local function complete_task(arglead, cmdline, cursorpos)
-  local before = cmdline:sub(1, cursorpos)
-  local typed = before:match('^.-CoderTask!?%s+(.*)$') or ''
-  local out = {}
-  if not typed:find('%s') then
-    for _, sub in ipairs(TASK_SUBCOMMANDS) do
-      if sub:sub(1, #arglead) == arglead then
-        table.insert(out, sub)
-      end
-    end
-    return out
-  end
-  local sub, rest = typed:match('^(%S+)%s+(.*)$')
-  if (sub ~= 'status' and sub ~= 'resume') or (rest or ''):find('%s') then
-    return out
-  end
-  local ids = vim.deepcopy(known_tasks)
-  local dir = command_root(vim.api.nvim_get_current_buf()) .. '/.coder/tasks'
-  if vim.fn.isdirectory(dir) == 1 then
-    local ok, names = pcall(vim.fn.readdir, dir)
-    for _, name in ipairs(ok and names or {}) do
-      if vim.fn.isdirectory(dir .. '/' .. name) == 1 then
-        ids[name] = true
-      end
-    end
-  end
-  for id in pairs(ids) do
-    if id:sub(1, #arglead) == arglead then
-      table.insert(out, id)
-    end
-  end
-  table.sort(out, function(a, b)
-    return a > b -- ids start with their creation time: newest first
-  end)
-  return out
-end
+M.task_lines = task.lines
+M.task_list_lines = task.list_lines
+task.bind({
+  input = function(...)
+    return M.input(...)
+  end,
+  report = function(...)
+    return M.report(...)
+  end,
+  echo_lines = echo_lines,
+  show_transcript = show_transcript,
+  command_root = command_root,
+})
 
 local function create_commands()
   local create = vim.api.nvim_create_user_command
@@ -1250,7 +1067,7 @@ local function create_commands()
   end, { nargs = '?', desc = 'coder: show or switch the model' })
   create('CoderTask', function(o)
     M.task(o.args)
-  end, { nargs = '*', complete = complete_task, desc = 'coder: /task status|list|resume [id], or a new task' })
+  end, { nargs = '*', complete = task.complete, desc = 'coder: /task status|list|resume [id], or a new task' })
 end
 
 ---------------------------------------------------------------------------
