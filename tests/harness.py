@@ -152,10 +152,13 @@ def _register(client: LanguageClient, holder: dict[str, Session]) -> None:
         return None if answer is None else types.MessageActionItem(title=answer)
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
-    def on_apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    async def on_apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         s = holder["s"]
         s.edits.append(params)
-        return s.answer_edit(params)
+        answer = s.answer_edit(params)
+        if asyncio.iscoroutine(answer):  # a user taking their time (a `$/cancelRequest` cancels it)
+            answer = await answer
+        return answer
 
 
 def _plain(value: Any) -> Any:

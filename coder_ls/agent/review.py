@@ -234,13 +234,24 @@ async def commit_reviewed(ctx: ToolContext, path: Path, base_text: str, change: 
     rel = ctx.rel(path)
     cid = ctx.call_id
     ctx.emit(ApprovalRequested(call_id=cid, tool=tool, summary=f"review the edit of {rel}"))
-    request = EditRequest(label=review_label(tool, rel), changes=(change,), needs_confirmation=True)
+    timeout = ctx.config.approvals.timeout_seconds
+    request = EditRequest(
+        label=review_label(tool, rel), changes=(change,), needs_confirmation=True, timeout_seconds=timeout
+    )
+    uri = path.as_uri()
     try:
         outcome = await ctx.host.apply_edit(request)
     except asyncio.CancelledError:
         ctx.emit(ApprovalResolved(call_id=cid, decision="cancelled"))
         raise
-    uri = path.as_uri()
+    if outcome.timed_out:  # section 15: denied like an unanswered approval; the editor was told
+        ctx.host.show_message(
+            "warning", f"Coder: the review of the edit of {rel} was not answered within {timeout:g}s; "
+            "the edit was not applied."
+        )  # fmt: skip
+        ctx.emit(ApprovalResolved(call_id=cid, decision="deny"))
+        ctx.emit(EditApplied(uri=uri, applied=False, reason=outcome.reason))
+        raise ToolError(f"the user did not answer the review within {timeout:g}s; the edit was not applied")
     if not outcome.applied:
         ctx.emit(ApprovalResolved(call_id=cid, decision="deny"))
         ctx.emit(EditApplied(uri=uri, applied=False, reason=outcome.reason))

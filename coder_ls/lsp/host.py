@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +36,7 @@ _SEVERITY = {
 # How long a client may take, after answering a reviewed applyEdit, to send the copy it
 # loaded of a file that was not open (VS Code: didOpen, then didChange).
 LOADED_COPY_GRACE_SECONDS = 1.0
+WITHDRAW_GRACE_SECONDS = 2.0  # how long a withdrawn applyEdit's last answer is waited for
 
 
 def resolve_caps(caps: types.ClientCapabilities) -> ClientCaps:
@@ -134,9 +136,10 @@ class LspHost:
         review = request.needs_confirmation and self._caps.change_annotations
         before = {ch.path: _disk_text(Path(ch.path)) for ch in to_client if review and not was_open[ch.path]}
         edit = workspace_edit(tuple(to_client), self._caps, review_label=request.label if review else None)
-        result = await self.server.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=request.label)
-        )
+        params = types.ApplyWorkspaceEditParams(edit=edit, label=request.label)
+        result = await self._apply_edit_request(params, request.timeout_seconds)
+        if result is None:
+            return EditOutcome(applied=False, reason="not answered in time", timed_out=True)
         if not result.applied:
             return EditOutcome(applied=False, reason=result.failure_reason or "the editor did not apply it")
         if review:
@@ -155,6 +158,39 @@ class LspHost:
             if not was_open[ch.path]:
                 await asyncio.to_thread(atomic_write, Path(ch.path), ch.new_text)
         return EditOutcome(applied=True, written_to_disk=not any(was_open.values()))
+
+    async def _apply_edit_request(
+        self, params: types.ApplyWorkspaceEditParams, timeout: float | None
+    ) -> types.ApplyWorkspaceEditResult | None:
+        """`workspace/applyEdit`, withdrawn with `$/cancelRequest` when the caller gives up
+        (an interrupt) or after `timeout` (a review left open): the editor closes its
+        question, so a late answer cannot land an edit nobody waits for. After a timeout the
+        client's answer to the withdrawal is still read for `WITHDRAW_GRACE_SECONDS`: an
+        edit it applied at the last moment is taken as answered. None: not answered.
+        Shielded like `ask`: the request stays pending in pygls until the client answers."""
+        msg_id = f"coder-apply-{uuid.uuid4().hex}"
+        sent = self.server.protocol.send_request(types.WORKSPACE_APPLY_EDIT, params, msg_id=msg_id)
+        pending = asyncio.wrap_future(sent)
+        pending.add_done_callback(lambda f: f.cancelled() or f.exception())  # a late error is nobody's
+
+        def withdraw() -> None:
+            self.server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+        try:
+            result: types.ApplyWorkspaceEditResult = await asyncio.wait_for(asyncio.shield(pending), timeout)
+            return result
+        except asyncio.CancelledError:
+            withdraw()
+            raise
+        except TimeoutError:
+            withdraw()
+        try:
+            last: types.ApplyWorkspaceEditResult = await asyncio.wait_for(
+                asyncio.shield(pending), WITHDRAW_GRACE_SECONDS
+            )
+        except Exception:  # no answer, or the client's RequestCancelled error
+            return None
+        return last if last.applied else None
 
     async def _loaded_copy(self, path: Path, before: str | None) -> str | None:
         """What the user kept of a reviewed edit of a file they did not have open: the copy

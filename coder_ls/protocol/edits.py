@@ -39,12 +39,15 @@ class EditRequest(msgspec.Struct, frozen=True):
     # The edit is the approval question: the editor shows it for review (a change
     # annotation with needsConfirmation) and the user accepts or unchecks its parts.
     needs_confirmation: bool = False
+    # How long the user may take to answer (a review): then the question is withdrawn.
+    timeout_seconds: float | None = None
 
 
 class EditOutcome(msgspec.Struct, frozen=True):
     applied: bool
     reason: str | None = None  # why not, when the client said so
     written_to_disk: bool = False  # the server wrote every file itself (not open, or no applyEdit)
+    timed_out: bool = False  # not answered within `timeout_seconds`: withdrawn, not applied
 
 
 class Finding(msgspec.Struct, frozen=True):

@@ -239,6 +239,56 @@ async def test_an_unanswered_approval_is_denied_after_the_timeout(agent, caplog)
     assert "Unable to handle message" not in caplog.text  # the late answer was not an error
 
 
+def review_left_open(withdrawn: asyncio.Event):
+    """A user who leaves the review open: the answer comes only if the server withdraws
+    the question (`$/cancelRequest` cancels this handler), which sets `withdrawn`."""
+
+    async def answer(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            withdrawn.set()
+            raise
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    return answer
+
+
+async def test_an_unanswered_review_is_withdrawn_and_denied_after_the_timeout(ws: Path, fake) -> None:
+    """Section 15: a review left open for `approvals.timeoutSeconds` is denied like any
+    approval; the editor is told to close it, so a late Apply cannot land the edit."""
+    fake.push(calls(tool_call("multiEdit", TWO_HUNKS, "toolu_w1")), reply("moving on"))
+    opts = {"approvals": {"timeoutSeconds": 1}}
+    async with lsp_session(ws, caps=review_caps(), env=api_env(fake), init_options=opts) as s:
+        s.open("app.py", APP, version=1)
+        withdrawn = asyncio.Event()
+        s.answer_edit = review_left_open(withdrawn)
+        result = await asyncio.wait_for(s.execute("coder.input", {"text": "fix both"}), 30)
+        assert result["status"] == "completed" and result["reply"] == "moving on", result
+        block = tool_results(fake.message_requests[1])["toolu_w1"]
+        assert block.get("is_error") is True and "did not answer the review within 1s" in result_text(block), block
+        await asyncio.wait_for(withdrawn.wait(), 5)  # the client got $/cancelRequest
+        warnings = [m.message for m in s.client.messages if m.type == types.MessageType.Warning]
+        assert any("review" in m and "not answered within 1s" in m for m in warnings), warnings
+        assert [e["decision"] for e in s.events_of("approvalResolved")] == ["deny"]
+        assert (ws / "app.py").read_text() == APP
+
+
+async def test_an_interrupt_withdraws_an_open_review(ws: Path, fake) -> None:
+    fake.push(calls(tool_call("multiEdit", TWO_HUNKS, "toolu_w2")), reply("never sent"))
+    async with lsp_session(ws, caps=review_caps(), env=api_env(fake)) as s:
+        s.open("app.py", APP, version=1)
+        withdrawn = asyncio.Event()
+        s.answer_edit = review_left_open(withdrawn)
+        _, answer = s.start("coder.input", {"text": "fix both"})
+        await s.wait_for(lambda: s.edits, timeout=15)
+        await s.execute("coder.interrupt", {})
+        result = await asyncio.wait_for(answer, 15)
+        assert result["status"] == "cancelled", result
+        await asyncio.wait_for(withdrawn.wait(), 5)  # the editor closes its review
+        assert (ws / "app.py").read_text() == APP
+
+
 async def test_a_did_change_that_trails_the_answer_is_still_read(ws: Path, fake) -> None:
     fake.push(calls(tool_call("multiEdit", TWO_HUNKS, "toolu_l1")), reply("ok"))
     async with lsp_session(ws, caps=review_caps(), env=api_env(fake)) as s:

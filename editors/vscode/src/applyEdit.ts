@@ -20,7 +20,7 @@ import type { FileReview } from './reviewModel';
 import { documentsToSaveAfterApply } from './saveEdits';
 
 export function handleApplyEdit(client: LanguageClient, log: (message: string) => void, reviews?: EditReviews): void {
-  client.onRequest(ApplyWorkspaceEditRequest.type, (params) => applyAndSave(client, params, log, reviews));
+  client.onRequest(ApplyWorkspaceEditRequest.type, (params, token) => applyAndSave(client, params, log, reviews, token));
 }
 
 function staleDocument(client: LanguageClient, params: ApplyWorkspaceEditParams): boolean {
@@ -38,6 +38,7 @@ async function applyAndSave(
   params: ApplyWorkspaceEditParams,
   log: (message: string) => void,
   reviews: EditReviews | undefined,
+  withdrawn: vscode.CancellationToken,
 ): Promise<ApplyWorkspaceEditResult> {
   const open = new Map(vscode.workspace.textDocuments.map((d) => [d.uri.toString(), d] as const));
   if (staleDocument(client, params)) return { applied: false, failureReason: 'the document changed' };
@@ -45,7 +46,8 @@ async function applyAndSave(
   if (reviews && wantsOwnReview(params, vscode.workspace.getConfiguration('coder').get<string>('reviewEdits'))) {
     const files = await reviewFiles(client, params);
     const label = Object.values(params.edit.changeAnnotations ?? {})[0]?.label || params.label || 'Coder wants to edit';
-    const kept = await reviews.review(files, label);
+    const kept = await reviews.review(files, label, withdrawn);
+    if (withdrawn.isCancellationRequested) return { applied: false, failureReason: 'withdrawn by the server' };
     if (!kept) return { applied: false, failureReason: 'the user rejected every change in the review' };
     if (staleDocument(client, params)) return { applied: false, failureReason: 'the document changed during the review' };
     edit = new vscode.WorkspaceEdit();

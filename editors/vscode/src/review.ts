@@ -70,12 +70,17 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
    * Shows the review and waits for the user: the files with the changes they accepted
    * (none accepted: null, the edit is rejected).
    */
-  async review(files: FileReview[], label: string): Promise<FileReview[] | null> {
+  async review(files: FileReview[], label: string, withdrawn?: vscode.CancellationToken): Promise<FileReview[] | null> {
     const id = String(this.next++);
     let decide: (apply: boolean) => void = () => undefined;
     const decided = new Promise<boolean>((resolve) => (decide = resolve));
     const review: Review = { id, label, files, decide };
     this.reviews.set(id, review);
+    // the server gave up on the question (the turn was stopped, or it timed out): close it
+    const gone = withdrawn?.onCancellationRequested(() => {
+      decide(false);
+      void vscode.window.showInformationMessage(`${label}: withdrawn by Coder (the turn stopped or the review timed out); nothing was applied.`);
+    });
     try {
       for (let i = 0; i < files.length; i++) {
         const name = basename(files[i].uri);
@@ -102,6 +107,7 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
       );
       return apply && decisionSummary(files).accepted > 0 ? files : null;
     } finally {
+      gone?.dispose();
       this.reviews.delete(id);
       review.list?.dispose();
       await this.closeTabs(id);

@@ -139,3 +139,23 @@ test('Reject all, the notification closed, or nothing accepted: the edit is reje
   commandHandlers.get('coderLs.review.apply')?.();
   assert.equal(await c, null);
 });
+
+test('a review the server withdraws ($/cancelRequest: the turn stopped or timed out) closes and applies nothing', async () => {
+  reset();
+  const reviews = new EditReviews();
+  reviews.register();
+  const listeners: Array<() => void> = [];
+  const token = {
+    isCancellationRequested: false,
+    onCancellationRequested: (fn: () => void) => (listeners.push(fn), { dispose() {} }),
+  };
+  const pending = reviews.review([file()], 'Coder wants to edit app.py', token as never);
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(quickPicks[0].visible, true);
+  token.isCancellationRequested = true;
+  for (const l of listeners) l();
+  assert.equal(await pending, null);
+  assert.ok(quickPicks[0].disposed, 'its list is gone');
+  const said = calls.filter((c) => c.fn === 'showInformationMessage').map((c) => String(c.args[0]));
+  assert.ok(said.some((m) => /withdrawn by Coder/.test(m)), said.join('|'));
+});
