@@ -4,7 +4,10 @@ import type { TodoItem } from '../protocol';
 import type { Entry } from '../transcript';
 
 export function toolSummary(input: Record<string, unknown>): string {
-  for (const key of ['command', 'path', 'filePath', 'file_path', 'pattern', 'query']) {
+  // the task tool: how many subagents, and how they run (its subagents are listed under it)
+  if (Array.isArray(input.tasks)) return `${input.tasks.length} subagent${input.tasks.length === 1 ? '' : 's'} in parallel`;
+  if (Array.isArray(input.chain)) return `a chain of ${input.chain.length} subagent${input.chain.length === 1 ? '' : 's'}`;
+  for (const key of ['command', 'path', 'filePath', 'file_path', 'pattern', 'query', 'prompt']) {
     const v = input[key];
     if (typeof v === 'string' && v) return v.length > 120 ? `${v.slice(0, 119)}…` : v;
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { escapeHtml, renderMarkdown } from '../../src/markdown';
 import type { Entry } from '../../src/transcript';
-import { renderEntry, renderTodos, renderUsage, uriLabel } from '../../src/webview/render';
+import { renderEntry, renderTodos, renderUsage, toolSummary, uriLabel } from '../../src/webview/render';
 
 test('markdown escapes HTML everywhere', () => {
   const html = renderMarkdown('<script>alert(1)</script> **<b>x</b>**\n\n```html\n<img onerror=x>\n```');
@@ -78,4 +78,10 @@ test('a running subagent has a Stop of its own carrying its id; a finished one d
   assert.ok(done.includes('<strong>app.py</strong>'), 'its answer is rendered');
   const stopping = renderEntry({ ...base, status: 'stopping' } as Entry);
   assert.ok(!stopping.includes('data-stop-agent') && stopping.includes('stopping'), stopping);
+});
+
+test("a task call reads as what it starts, not as its JSON", () => {
+  assert.equal(toolSummary({ prompt: 'survey the repo' }), 'survey the repo');
+  assert.equal(toolSummary({ tasks: [{ prompt: 'a' }, { prompt: 'b' }] }), '2 subagents in parallel');
+  assert.equal(toolSummary({ chain: [{ prompt: 'a' }] }), 'a chain of 1 subagent');
 });
