@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import msgspec
 
-from coder_ls.agent.subagents import Subagents, SubOutcome, SubSession
+from coder_ls.agent.subagents import Subagents, SubOutcome, SubSession, subagent_finished
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine import taskstore
 from coder_ls.engine.agent_api import AgentDef, TurnContext
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.protocol.actions import RunAgent
-from coder_ls.protocol.events import SubagentFinished, SubagentStarted, SubagentUsage, TaskUpdated
+from coder_ls.protocol.events import SubagentStarted, TaskUpdated
 from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.protocol.tasks import StepState, TaskRequest, TaskState
 
@@ -158,9 +158,7 @@ class TaskRun:
             await turn.run(RunAgent(prompt=prompt, plan=False))
             status = "completed" if holder else "failed"
         finally:
-            usage = turn.usage
-            emit(SubagentFinished(status=status, usage=SubagentUsage(
-                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, steps=usage.steps)))  # fmt: skip
+            emit(subagent_finished(status, turn.usage))
         self.state.tokens_used += turn.usage.input_tokens + turn.usage.output_tokens
         if not holder:
             why = result.error.message if result.error else "the planner ended without a valid plan"

@@ -244,17 +244,15 @@ async def commit_reviewed(ctx: ToolContext, path: Path, base_text: str, change: 
     except asyncio.CancelledError:
         ctx.emit(ApprovalResolved(call_id=cid, decision="cancelled"))
         raise
-    if outcome.timed_out:  # section 15: denied like an unanswered approval; the editor was told
-        ctx.host.show_message(
-            "warning", f"Coder: the review of the edit of {rel} was not answered within {timeout:g}s; "
-            "the edit was not applied."
-        )  # fmt: skip
-        ctx.emit(ApprovalResolved(call_id=cid, decision="deny"))
-        ctx.emit(EditApplied(uri=uri, applied=False, reason=outcome.reason))
-        raise ToolError(f"the user did not answer the review within {timeout:g}s; the edit was not applied")
     if not outcome.applied:
         ctx.emit(ApprovalResolved(call_id=cid, decision="deny"))
         ctx.emit(EditApplied(uri=uri, applied=False, reason=outcome.reason))
+        if outcome.timed_out:  # section 15: denied like an unanswered approval; the editor was told
+            ctx.host.show_message(
+                "warning", f"Coder: the review of the edit of {rel} was not answered within {timeout:g}s; "
+                "the edit was not applied."
+            )  # fmt: skip
+            raise ToolError(f"the user did not answer the review within {timeout:g}s; the edit was not applied")
         raise ToolError(f"the user rejected the edit: {outcome.reason or 'no reason given'}")
     await _await_buffer_change(ctx.host, path, change.base_version)
     now = current_text(ctx.host, path)

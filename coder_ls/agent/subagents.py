@@ -18,7 +18,7 @@ import asyncio
 import dataclasses
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import msgspec
 
@@ -31,6 +31,7 @@ from coder_ls.protocol.messages import Message, TextBlock
 
 if TYPE_CHECKING:
     from coder_ls.agent.runner import Agent
+    from coder_ls.protocol.results import UsageData
 
 T = TypeVar("T")
 ANSWER_MAX_CHARS = 8_000  # of each subagent's answer, in the task tool's result
@@ -248,17 +249,19 @@ class Subagents:
         except Exception as exc:  # a bug in one subagent: its slot says so, the others go on
             return SubOutcome("failed", f"failed: {type(exc).__name__}: {exc}", "internal")
         finally:
-            usage = turn.usage if turn is not None else None
-            emit(
-                SubagentFinished(
-                    status=cast(Any, status),
-                    usage=SubagentUsage(
-                        input_tokens=usage.input_tokens if usage else 0,
-                        output_tokens=usage.output_tokens if usage else 0,
-                        steps=usage.steps if usage else 0,
-                    ),
-                )
-            )
+            emit(subagent_finished(cast(Any, status), turn.usage if turn is not None else None))
+
+
+def subagent_finished(status: Literal["completed", "cancelled", "failed"], usage: UsageData | None) -> SubagentFinished:
+    """The event that closes a subagent (or the /task planner), with what its turn used."""
+    return SubagentFinished(
+        status=status,
+        usage=SubagentUsage(
+            input_tokens=usage.input_tokens if usage else 0,
+            output_tokens=usage.output_tokens if usage else 0,
+            steps=usage.steps if usage else 0,
+        ),
+    )
 
 
 def _label(i: int, name: str, status: str, text: str) -> str:

@@ -313,8 +313,7 @@ class Engine:
         """A cancel aimed at one submission (its progress token, its request): the same
         interrupt of its session. False when it has already finished (a stale cancel).
         A subagent's progress cancels that subagent alone."""
-        if (cancel := self._subtasks.get(submission_id)) is not None:
-            cancel()
+        if self._stop_subagent(submission_id):
             return True
         state = self.sessions.find_active(submission_id)
         if state is None or state.finished.is_set():
@@ -344,17 +343,22 @@ class Engine:
         progress); the parent and the other subagents go on. A subagent that has already
         finished is not an error: the click raced its end."""
         sid = submission.session_id or self.sessions.current_id or ""
-        cancel = self._subtasks.get(agent_id)
-        if cancel is not None:
-            cancel()
+        stopped = self._stop_subagent(agent_id)
         return CommandResult(
             session_id=sid,
             submission_id=submission.id,
             mode="command",
             status="completed",
-            reply=f"Stopped subagent {agent_id}." if cancel else f"Subagent {agent_id} is not running.",
-            data=InterruptData(cancelled_submissions=[], cancelled_agents=[agent_id] if cancel else []),
+            reply=f"Stopped subagent {agent_id}." if stopped else f"Subagent {agent_id} is not running.",
+            data=InterruptData(cancelled_submissions=[], cancelled_agents=[agent_id] if stopped else []),
         )
+
+    def _stop_subagent(self, agent_id: str) -> bool:
+        """Cancel one running subagent alone; False when none runs under that id."""
+        if (cancel := self._subtasks.get(agent_id)) is None:
+            return False
+        cancel()
+        return True
 
     def _command_context(self, session: Session) -> CommandContext:
         config: Config = self.config

@@ -186,17 +186,24 @@ async def test_a_forked_command_keeps_the_main_context_clean(agent, forked):
     assert '"def "' not in last and "g1" not in last  # not the subagent's own steps
 
 
-async def test_cancelling_one_subagents_progress_stops_it_alone(agent):
-    a = await agent()
+async def start_stuck_and_quick(a, call_id: str) -> tuple[asyncio.Future, str]:
+    """A turn whose task call runs a subagent that hangs beside one that answers: (the
+    turn's answer, the stuck subagent's id), once both have started."""
     a.fake.push(
         routed("stuck task", {"fault": "hang", "afterEvents": 1}),
         routed("quick task", reply("quick done")),
-        calls(tool_call("task", {"tasks": [{"prompt": "stuck task"}, {"prompt": "quick task"}]}, "t8")),
+        calls(tool_call("task", {"tasks": [{"prompt": "stuck task"}, {"prompt": "quick task"}]}, call_id)),
         reply("one was stopped, the other finished"),
     )
     _, answer = a.s.start("coder.input", {"text": "do both"})
     await a.s.wait_for(lambda: len(a.s.events_of("subagentStarted")) == 2, timeout=10)
     stuck = next(e["agentId"] for e in a.s.events_of("subagentStarted") if e["prompt"] == "stuck task")
+    return answer, stuck
+
+
+async def test_cancelling_one_subagents_progress_stops_it_alone(agent):
+    a = await agent()
+    answer, stuck = await start_stuck_and_quick(a, "t8")
     token = f"coder/{stuck}"
     await a.s.wait_for(lambda: a.s.progress_of(token), timeout=10)
     assert a.s.progress_of(token)[0].title == "Coder: general" and a.s.progress_of(token)[0].cancellable
@@ -213,15 +220,7 @@ async def test_the_stop_of_one_subagent_by_its_id_stops_it_alone(agent):
     """`coder.interrupt {agentId}`: the Stop button of a client that shows subagents (the
     VS Code chat panel), which works without work-done progress support."""
     a = await agent()
-    a.fake.push(
-        routed("stuck task", {"fault": "hang", "afterEvents": 1}),
-        routed("quick task", reply("quick done")),
-        calls(tool_call("task", {"tasks": [{"prompt": "stuck task"}, {"prompt": "quick task"}]}, "t9")),
-        reply("one was stopped, the other finished"),
-    )
-    _, answer = a.s.start("coder.input", {"text": "do both"})
-    await a.s.wait_for(lambda: len(a.s.events_of("subagentStarted")) == 2, timeout=10)
-    stuck = next(e["agentId"] for e in a.s.events_of("subagentStarted") if e["prompt"] == "stuck task")
+    answer, stuck = await start_stuck_and_quick(a, "t9")
     stopped = await a.s.execute("coder.interrupt", {"agentId": stuck})
     assert stopped["status"] == "completed" and stopped["data"]["cancelledAgents"] == [stuck], stopped
     assert stopped["data"]["cancelledSubmissions"] == []  # the turn itself goes on
