@@ -115,7 +115,9 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
             return UserInput(text="!" + _shell_text(s.command, s.session_id)), s.session_id
         case "coder.interrupt":
             i = _convert(command, raw, InterruptArgs)
-            return Interrupt(agent_id=i.agent_id or None), i.session_id
+            if i.agent_id is not None and not i.agent_id.strip():
+                raise BadArguments("coder.interrupt: `agentId` is empty (leave it out to interrupt the session)")
+            return Interrupt(agent_id=i.agent_id), i.session_id
         case "coder.listCommands":
             lc = _convert(command, raw, ListCommandsArgs)
             return ListCommands(), lc.session_id

@@ -42,6 +42,10 @@ async def test_bad_arguments_are_invalid_params_naming_the_key(tmp_path):
         message = await _invalid(s, "coder.interrupt", [{"sessionId": 7}])
         assert "sessionId" in message
 
+        # an empty agentId names no subagent: an error, never an interrupt of the session
+        message = await _invalid(s, "coder.interrupt", [{"agentId": " "}])
+        assert "agentId" in message
+
         message = await _invalid(s, "coder.input", [{"text": "/help"}, {"text": "/help"}])
         assert "one argument" in message or "2" in message
 
