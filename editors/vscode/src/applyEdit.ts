@@ -44,7 +44,7 @@ async function applyAndSave(
   if (staleDocument(client, params)) return { applied: false, failureReason: 'the document changed' };
   let edit: vscode.WorkspaceEdit;
   if (reviews && wantsOwnReview(params, vscode.workspace.getConfiguration('coder').get<string>('reviewEdits'))) {
-    const files = await reviewFiles(client, params);
+    const files = await reviewFiles(client, params, open);
     const label = Object.values(params.edit.changeAnnotations ?? {})[0]?.label || params.label || 'Coder wants to edit';
     const kept = await reviews.review(files, label, withdrawn);
     if (withdrawn.isCancellationRequested) return { applied: false, failureReason: 'withdrawn by the server' };
@@ -79,13 +79,16 @@ async function applyAndSave(
 
 /** The files of an edit as the review shows them: the text now (the open buffer, else the
  * disk, else empty) and each text edit as a change, accepted until the user rejects it. */
-async function reviewFiles(client: LanguageClient, params: ApplyWorkspaceEditParams): Promise<FileReview[]> {
+async function reviewFiles(
+  client: LanguageClient,
+  params: ApplyWorkspaceEditParams,
+  open: ReadonlyMap<string, vscode.TextDocument>,
+): Promise<FileReview[]> {
   const files: FileReview[] = [];
   for (const change of params.edit.documentChanges ?? []) {
     if (!TextDocumentEdit.is(change)) continue;
     const uri = client.protocol2CodeConverter.asUri(change.textDocument.uri);
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-    let original = doc?.getText();
+    let original = open.get(uri.toString())?.getText();
     if (original === undefined) {
       original = await vscode.workspace.fs.readFile(uri).then(
         (bytes) => new TextDecoder().decode(bytes),

@@ -1,6 +1,7 @@
 /** Transcript entry → HTML string. Pure (no DOM), so it is unit-testable. */
 import { escapeHtml, renderMarkdown } from '../markdown';
 import type { TodoItem } from '../protocol';
+import { formatCount } from '../tasks';
 import type { Entry } from '../transcript';
 
 export function toolSummary(input: Record<string, unknown>): string {
@@ -92,7 +93,7 @@ export function renderSubagent(e: SubagentEntry): string {
         : `<span class="${e.status === 'completed' ? 'ok' : 'bad'}">${e.status}</span>`;
   const last = [...e.steps].reverse().find((s) => !s.done) ?? e.steps[e.steps.length - 1];
   const activity = running && last ? ` · ${escapeHtml(last.tool)} <code>${escapeHtml(toolSummary(last.input))}</code>` : '';
-  const tokens = e.tokens ? ` · ${formatTokens(e.tokens)} tokens` : '';
+  const tokens = e.tokens ? ` · ${formatCount(e.tokens)} tokens` : '';
   const prompt = e.prompt.split('\n')[0];
   const stop = running
     ? ` <button class="stop-agent" data-stop-agent="${escapeHtml(e.agentId)}" title="Stop this subagent (the others and the main agent go on)">Stop</button>`
@@ -108,10 +109,6 @@ export function renderSubagent(e: SubagentEntry): string {
     (e.text ? `<div class="md">${renderMarkdown(e.text)}</div>` : '') +
     `</details>`
   );
-}
-
-export function formatTokens(n: number): string {
-  return n >= 1000 ? `${(n / 1000).toFixed(n >= 100000 ? 0 : 1)}k` : String(n);
 }
 
 export function renderTodos(todos: readonly TodoItem[]): string {

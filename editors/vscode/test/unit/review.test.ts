@@ -18,6 +18,26 @@ function file(): FileReview {
   };
 }
 
+/** A fresh EditReviews, registered on a reset mock. */
+function freshReviews(): EditReviews {
+  reset();
+  const reviews = new EditReviews();
+  reviews.register();
+  return reviews;
+}
+
+/** Starts a review and lets it open its diff and list; the promise of its answer. */
+async function opened(
+  reviews: EditReviews,
+  files: FileReview[],
+  label = 'Coder wants to edit app.py',
+  token?: unknown,
+): Promise<{ answer: Promise<FileReview[] | null> }> {
+  const answer = reviews.review(files, label, token as never);
+  await new Promise((r) => setTimeout(r, 10));
+  return { answer };
+}
+
 test('the proposed text holds exactly the accepted changes', () => {
   const f = file();
   assert.equal(textWith(f), 'def add(a, b):\n    return a + b\n\n\n# multiply\n# two numbers\ndef mul(a, b):\n    return a * b\n');
@@ -54,11 +74,8 @@ test('only a question made of text edits is reviewed here; the setting can hand 
 });
 
 test('the review: a diff per file, a lens per change; Reject one, Apply → only the others are kept', async () => {
-  reset();
-  const reviews = new EditReviews();
-  reviews.register();
-  const pending = reviews.review([file()], 'Coder wants to edit app.py');
-  await new Promise((r) => setTimeout(r, 10));
+  const reviews = freshReviews();
+  const pending = (await opened(reviews, [file()])).answer;
   const diff = calls.find((c) => c.fn === 'executeCommand' && c.args[0] === 'vscode.diff');
   assert.ok(diff, 'a diff editor was opened');
   const [, left, right, title] = diff.args as [string, { path: string }, { path: string; toString(): string }, string];
@@ -88,11 +105,8 @@ test('the review: a diff per file, a lens per change; Reject one, Apply → only
 });
 
 test('the list of changes: untick one (the right side drops it), Enter applies the rest; hiding it decides nothing', async () => {
-  reset();
-  const reviews = new EditReviews();
-  reviews.register();
-  const pending = reviews.review([file()], 'Coder wants to edit app.py');
-  await new Promise((r) => setTimeout(r, 10));
+  const reviews = freshReviews();
+  const pending = (await opened(reviews, [file()])).answer;
   const list = quickPicks[0];
   assert.ok(list.visible && list.canSelectMany && list.ignoreFocusOut);
   const items = list.items as Array<{ label: string; description: string; detail: string }>;
@@ -121,36 +135,28 @@ test('the list of changes: untick one (the right side drops it), Enter applies t
 });
 
 test('Reject all, the notification closed, or nothing accepted: the edit is rejected', async () => {
-  reset();
-  const reviews = new EditReviews();
-  reviews.register();
-  const a = reviews.review([file()], 'edit');
-  await new Promise((r) => setTimeout(r, 10));
+  const reviews = freshReviews();
+  const a = (await opened(reviews, [file()], 'edit')).answer;
   commandHandlers.get('coderLs.review.reject')?.();
   assert.equal(await a, null);
-  const b = reviews.review([file()], 'edit');
-  await new Promise((r) => setTimeout(r, 10));
+  const b = (await opened(reviews, [file()], 'edit')).answer;
   progresses[progresses.length - 1].cancel();
   assert.equal(await b, null);
   const f = file();
   for (const h of f.hunks) h.accepted = false;
-  const c = reviews.review([f], 'edit');
-  await new Promise((r) => setTimeout(r, 10));
+  const c = (await opened(reviews, [f], 'edit')).answer;
   commandHandlers.get('coderLs.review.apply')?.();
   assert.equal(await c, null);
 });
 
 test('a review the server withdraws ($/cancelRequest: the turn stopped or timed out) closes and applies nothing', async () => {
-  reset();
-  const reviews = new EditReviews();
-  reviews.register();
+  const reviews = freshReviews();
   const listeners: Array<() => void> = [];
   const token = {
     isCancellationRequested: false,
     onCancellationRequested: (fn: () => void) => (listeners.push(fn), { dispose() {} }),
   };
-  const pending = reviews.review([file()], 'Coder wants to edit app.py', token as never);
-  await new Promise((r) => setTimeout(r, 10));
+  const pending = (await opened(reviews, [file()], 'Coder wants to edit app.py', token)).answer;
   assert.equal(quickPicks[0].visible, true);
   token.isCancellationRequested = true;
   for (const l of listeners) l();
