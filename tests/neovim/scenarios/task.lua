@@ -46,15 +46,20 @@ T.run(function()
     return statuses
   end
 
+  -- runs `cmd` and waits for the error it notifies (holding `needle`)
+  local function error_of(cmd, needle, what)
+    vim.cmd(cmd)
+    T.wait(30000, function()
+      return notified(vim.log.levels.ERROR, needle) ~= nil
+    end, what)
+    return notified(vim.log.levels.ERROR, needle)
+  end
+
   R.complete_subcommands = vim.fn.getcompletion('CoderTask ', 'cmdline')
   R.complete_res = vim.fn.getcompletion('CoderTask res', 'cmdline')
   -- before any task: the list is empty, and status is an error
   R.empty_list = messages_of('CoderTask list', 'no tasks')
-  vim.cmd('CoderTask')
-  T.wait(30000, function()
-    return notified(vim.log.levels.ERROR, 'no task') ~= nil
-  end, 'the error of :CoderTask without a task')
-  R.no_task_error = notified(vim.log.levels.ERROR, 'no task')
+  R.no_task_error = error_of('CoderTask', 'no task', 'the error of :CoderTask without a task')
 
   R.run_statuses = run('CoderTask fragile thing')
   R.run_transcript = coder.transcript.lines()
@@ -63,11 +68,7 @@ T.run(function()
   R.complete_ids = vim.fn.getcompletion('CoderTask resume ', 'cmdline')
   R.status_messages = messages_of('CoderTask', 'Step c')
   R.list_messages = messages_of('CoderTask list', 'fragile thing')
-  vim.cmd('CoderTask status no-such-task')
-  T.wait(30000, function()
-    return notified(vim.log.levels.ERROR, 'no-such-task') ~= nil
-  end, 'the error of an unknown id')
-  R.unknown_error = notified(vim.log.levels.ERROR, 'no-such-task')
+  R.unknown_error = error_of('CoderTask status no-such-task', 'no-such-task', 'the error of an unknown id')
 
   local before = #coder.transcript.lines()
   R.resume_statuses = run('CoderTask resume ' .. (R.complete_ids[1] or ''))
