@@ -185,6 +185,7 @@ def server_env(root: Path, extra: dict[str, str] | None = None) -> dict[str, str
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["XDG_CONFIG_HOME"] = str(root.parent / f".xdg-{root.name}")
     env["XDG_STATE_HOME"] = str(root.parent / f".xdg-state-{root.name}")
+    env["XDG_CACHE_HOME"] = str(root.parent / f".xdg-cache-{root.name}")  # e.g. the models listing
     env.update(extra or {})
     return env
 

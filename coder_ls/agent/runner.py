@@ -10,6 +10,7 @@ server (at `initialized`) stays as light as it was before an agent was wired in.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ import msgspec
 from coder_ls.engine.agent_api import SkillInfo, TurnContext
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.config import Config
-from coder_ls.protocol.results import CompactedData
+from coder_ls.protocol.results import CompactedData, ModelData
 
 if TYPE_CHECKING:
     from coder_ls.agent.instructions import ProjectInstructions
@@ -28,12 +29,12 @@ if TYPE_CHECKING:
 
 
 def _provider_of(model: str, default: str) -> str:
-    from coder_ls.llm.models import KNOWN_MODELS
+    from coder_ls.llm.models import FAMILIES, KNOWN_MODELS
 
     for info in KNOWN_MODELS:
         if info.name == model:
             return info.provider
-    return "anthropic" if model.startswith("claude-") else default
+    return "anthropic" if model.startswith("claude-") or model in FAMILIES else default
 
 
 class Agent:
@@ -45,6 +46,7 @@ class Agent:
         self._providers: dict[tuple[str, ...], Provider] = {}
         self._instructions: ProjectInstructions | None = None
         self._tool_sets: dict[tuple[bool, bool, bool], tuple[ToolRegistry, list[ToolSpec]]] = {}
+        self._refreshing: asyncio.Task[None] | None = None
 
     def system(self, config: Config, skills: Sequence[SkillInfo] = ()) -> str:
         """The system prompt with the project's instruction files (re-read when changed),
@@ -124,7 +126,43 @@ class Agent:
         if provider is None:
             provider = make_provider(config, self.env, self.root)
             self._providers[key] = provider
-        return provider, config.model
+        return provider, provider.catalog.resolve(config.model)
+
+    def models(self, config: Config, current: str) -> ModelData:
+        from coder_ls.llm.base import ProviderError
+        from coder_ls.llm.catalog import ModelCatalog, model_data
+
+        try:
+            catalog = self.provider_for_config(config)[0].catalog
+        except ProviderError:  # no API key: the built-in table
+            catalog = ModelCatalog()
+        return model_data(catalog, current, config.provider)
+
+    async def check_model(self, ctx: TurnContext, provider: Provider, model: str) -> None:
+        """Before a turn's first request: the SDK is ready (its deprecation data read),
+        the listing is refreshed in the background when stale, and a deprecated model gets
+        its one warning (`window/showMessage`) with its end of life and replacement."""
+        prepare = getattr(provider, "prepare", None)
+        if prepare is not None:
+            await prepare()  # what the first request waits for anyway
+        self.refresh_models_soon(provider)
+        warning = provider.catalog.take_warning(model)
+        if warning:
+            ctx.host.show_message("warning", warning)
+
+    def refresh_models_soon(self, provider: Provider) -> asyncio.Task[None] | None:
+        """List the account's models in the background (never on a turn's path)."""
+        refresh = getattr(provider, "refresh_models", None)
+        if refresh is None or not provider.catalog.stale() or self._refreshing is not None:
+            return self._refreshing
+        task = asyncio.get_running_loop().create_task(refresh())
+        self._refreshing = task
+
+        def done(_: asyncio.Task[None]) -> None:
+            self._refreshing = None
+
+        task.add_done_callback(done)
+        return task
 
     async def run_turn(self, ctx: TurnContext, action: RunAgent) -> None:
         from coder_ls.agent.turn import Turn
@@ -146,6 +184,7 @@ class Agent:
 
                 await run_task(self, ctx, action.task)
                 return
+            await self.check_model(ctx, *self.provider(ctx, override))
             may_start = ctx.config().agents.max_depth >= 1
             tools, specs = self.tools_for(ctx.skills(), review=action.review, subagents=may_start)
 

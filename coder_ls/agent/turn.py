@@ -38,7 +38,6 @@ from coder_ls.llm.base import (
     ToolCallDone,
     Usage,
 )
-from coder_ls.llm.models import find_model
 from coder_ls.protocol.actions import RunAgent, ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import (
@@ -137,7 +136,7 @@ class Turn:
         return self._system(self.config)
 
     def _context_limit(self) -> int:
-        info = find_model(self.model)
+        info = self.provider.catalog.info(self.model)
         return info.context_window if info else self.config.context_limit_tokens
 
     def record(self, message: Message) -> None:

@@ -18,6 +18,7 @@ from coder_ls.engine.results import ResultBuilder
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import Event
+from coder_ls.protocol.results import ModelData
 
 if TYPE_CHECKING:
     from coder_ls.engine.session import Session
@@ -105,6 +106,11 @@ class AgentRunner(Protocol):
         """`/btw`: answer from the session's context as it is, recording nothing."""
         ...
 
+    def models(self, config: Config, current: str) -> ModelData:
+        """`/model`'s listing: what the account can use (else the built-in table), with
+        `current` (an id or an alias) resolved."""
+        ...
+
 
 class NoAgent:
     """The engine without an agent (headless tools, unit tests): turns fail clearly."""
@@ -117,3 +123,8 @@ class NoAgent:
 
     async def side_question(self, ctx: TurnContext, question: str) -> None:
         ctx.result.fail("no_agent", "This server has no agent configured.")
+
+    def models(self, config: Config, current: str) -> ModelData:
+        from coder_ls.llm.catalog import ModelCatalog, model_data
+
+        return model_data(ModelCatalog(), current, config.provider)

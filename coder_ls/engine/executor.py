@@ -372,6 +372,7 @@ class Engine:
             list_sessions=self.sessions.list_infos,
             resolve_session=self.sessions.resolve_info,
             agent_defs=self.agent_defs,
+            models=lambda current: self.agent.models(self.config, current),
         )
 
     def agent_defs(self) -> list[AgentDef]:

@@ -3,7 +3,7 @@
 Pure functions and a small state machine; no SDK import (the stream events are read
 by attribute, so the SDK's typed events and plain namespaces both work).
 
-- `to_api_params(request)`: the keyword arguments of `messages.create(...)`, with
+- `to_api_params(request, info)`: the keyword arguments of `messages.create(...)`, with
   prompt-caching breakpoints (`cache_control: {"type": "ephemeral"}`) on the last
   tool, on the system prompt, and on the last cacheable block of the last message:
   three of the four the API allows; `max_tokens`, `thinking` and `output_config.effort`
@@ -31,6 +31,7 @@ from coder_ls.llm.base import (
     Usage,
     normalize_stop_reason,
 )
+from coder_ls.llm.models import ModelInfo
 from coder_ls.llm.request_plan import MIN_THINKING_BUDGET, plan_request
 from coder_ls.protocol.messages import (
     Block,
@@ -125,11 +126,11 @@ def _continues_without_thinking(messages: list[dict[str, Any]]) -> bool:
     return False
 
 
-def to_api_params(request: ProviderRequest) -> dict[str, Any]:
+def to_api_params(request: ProviderRequest, info: ModelInfo | None) -> dict[str, Any]:
     """The keyword arguments for `client.messages.create(..., stream=True)`: system and
     tools first and byte-identical from request to request (the cached prefix), output
     size, thinking and effort fitted to the model (`request_plan.plan_request`)."""
-    plan = plan_request(request)
+    plan = plan_request(request, info)
     params: dict[str, Any] = {"model": request.model, "max_tokens": plan.max_tokens, "stream": True}
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": dict(CACHE_CONTROL)}]

@@ -42,6 +42,7 @@ from coder_ls.llm.base import (
     StreamItem,
     Usage,
 )
+from coder_ls.llm.catalog import ModelCatalog
 
 __all__ = ["AnthropicProvider", "retry_after_seconds"]
 
@@ -75,6 +76,15 @@ def _import_sdk() -> tuple[Any, Any]:
         _HTTPX = httpx_mod
         _SDK = anthropic
     return _SDK, _HTTPX
+
+
+def _sdk_deprecations() -> dict[str, str]:
+    """The SDK's own end-of-life dates (`anthropic._data.DEPRECATED_MODELS`), if it has them."""
+    try:
+        from anthropic._data import DEPRECATED_MODELS
+    except ImportError:  # an SDK without the table
+        return {}
+    return dict(DEPRECATED_MODELS)
 
 
 async def _in_daemon_thread(work: Callable[[], Any]) -> Any:
@@ -197,7 +207,9 @@ class AnthropicProvider:
         jitter: float = 0.25,
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
+        catalog: ModelCatalog | None = None,
     ) -> None:
+        self.catalog = catalog if catalog is not None else ModelCatalog()
         self.api_key = api_key
         self.auth_token = auth_token
         self.base_url = base_url
@@ -225,6 +237,7 @@ class AnthropicProvider:
     def _build_client(self) -> Any:
         if self._client is None:
             sdk, httpx_mod = _import_sdk()
+            self.catalog.note_sdk_deprecations(_sdk_deprecations())
             self._client = sdk.AsyncAnthropic(
                 api_key=self.api_key,
                 auth_token=self.auth_token,
@@ -233,6 +246,22 @@ class AnthropicProvider:
                 timeout=httpx_mod.Timeout(self.read_timeout, connect=self.connect_timeout),
             )
         return self._client
+
+    async def refresh_models(self) -> None:
+        """List the models this account can use (`GET /v1/models`, every page) into the
+        catalog, unless its listing is fresh. A failure is kept in `catalog.last_error`:
+        the built-in table then stands in."""
+        if not self.catalog.stale():
+            return
+        await self.prepare()
+        try:
+            raw = [m.to_dict(mode="json") async for m in self._client.models.list(limit=100)]
+        except Exception as exc:
+            self.catalog.last_error = self.map_error(exc).message
+            log.info("models listing failed: %s (the built-in table is used)", self.catalog.last_error)
+            return
+        self.catalog.last_error = ""
+        self.catalog.update(raw)
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
@@ -269,6 +298,14 @@ class AnthropicProvider:
             return ProviderError("server", f"Anthropic API error: {exc}", False)
         return ProviderError("server", f"Unexpected error talking to Anthropic: {exc!r}", False)
 
+    def _explain_missing_model(self, error: ProviderError, model: str) -> None:
+        """Say in plain words that a deprecated model is gone, and which to use instead."""
+        dep = self.catalog.deprecation(model)
+        if dep is None:
+            return
+        error.message = f"{dep.describe()} ({error.message})"
+        error.args = (error.message,)
+
     def backoff(self, attempt: int) -> float:
         """The delay after failed attempt `attempt` (1-based) without a retry-after."""
         delay = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
@@ -295,7 +332,7 @@ class AnthropicProvider:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamItem]:
         await self.prepare()
-        params = to_api_params(request)
+        params = to_api_params(request, self.catalog.info(request.model))
         attempt = 0
         while True:
             attempt += 1
@@ -312,6 +349,8 @@ class AnthropicProvider:
                 if not isinstance(exc, ProviderError) and error.kind not in ("rate_limit", "overloaded"):
                     log.debug("anthropic attempt %d failed", attempt, exc_info=exc)
             if not error.retryable or attempt >= self.max_attempts:
+                if error.status == 404:  # a model past its end of life, most likely
+                    self._explain_missing_model(error, request.model)
                 if error.retryable and attempt > 1:
                     error.message = f"{error.message} (gave up after {attempt} attempts)"
                     error.args = (error.message,)

@@ -32,12 +32,15 @@ This module is light: it must not import any SDK.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
 from coder_ls.protocol.config import Effort, ThinkingMode
 from coder_ls.protocol.messages import Message
+
+if TYPE_CHECKING:
+    from coder_ls.llm.catalog import ModelCatalog
 
 __all__ = [
     "STOP_REASONS",
@@ -236,6 +239,7 @@ class Provider(Protocol):
     an async iterator of `StreamItem`s for one turn (see the module docstring)."""
 
     name: str
+    catalog: ModelCatalog  # the models it serves: aliases, limits, deprecations
 
     def stream(self, request: ProviderRequest) -> AsyncIterator[StreamItem]: ...
 

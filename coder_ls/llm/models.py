@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_OUTPUT_CAP",
     "DEFAULT_THINKING_BUDGET",
+    "FAMILIES",
     "KNOWN_MODELS",
     "PROVIDERS",
     "ModelInfo",
@@ -59,13 +60,19 @@ class ModelInfo(msgspec.Struct, frozen=True):
     thinking: ThinkingStyle = "none"
     efforts: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()  # other ids of the same model (dated snapshots are matched anyway)
+    family: str = ""  # the model line ("sonnet", "opus", "haiku", "fable"); "" for none
 
     @property
     def supports_thinking(self) -> bool:
         return self.thinking != "none"
 
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+# The default is a family, not a model id: "sonnet" is the newest Sonnet the account can
+# use, resolved by `coder_ls.llm.catalog.ModelCatalog` from the Models API (cached on
+# disk), else from this table. A model id the user sets is used as set.
+DEFAULT_MODEL = "sonnet"
+# The model lines an alias names (`/model opus`, an agent's `model: haiku`).
+FAMILIES: tuple[str, ...] = ("sonnet", "opus", "haiku", "fable")
 # `max_tokens` when `maxOutputTokens` is not set: the model's limit, capped. Output is
 # billed as generated, but the rate limiter counts `max_tokens` up front (OTPM), so the
 # whole 128K of the newest models would eat a low tier's budget at every request.
@@ -77,67 +84,50 @@ _EFFORTS = ("low", "medium", "high")
 _EFFORTS_MAX = ("low", "medium", "high", "max")
 _EFFORTS_XHIGH = ("low", "medium", "high", "xhigh", "max")
 
+
+def _claude(
+    name: str, description: str, family: str, *, context: int = 1_000_000, output: int = 128_000,
+    thinking: ThinkingStyle = "adaptive-only", efforts: tuple[str, ...] = _EFFORTS_XHIGH,
+    aliases: tuple[str, ...] = (),
+) -> ModelInfo:
+    return ModelInfo(name, "anthropic", context, description, output, thinking, efforts, aliases, family)
+
+
+# The models the Messages API serves, newest first within each line (the order
+# `ModelCatalog` falls back on to resolve an alias when the Models API cannot be
+# reached): the ids the SDK names (`anthropic.types.ModelParam`). A model leaves this
+# table when it is retired; a deprecated one stays, and is marked with its end-of-life
+# date from the SDK's own data and the Models API (see `coder_ls.llm.catalog`).
 KNOWN_MODELS: tuple[ModelInfo, ...] = (
-    ModelInfo(
-        "claude-sonnet-4-5", "anthropic", 200_000,
-        "Claude Sonnet 4.5: the default; strong at agentic coding, fast",
-        64_000, "budget",
+    _claude("claude-sonnet-5-5", "Claude Sonnet 5.5: the best combination of speed and intelligence", "sonnet"),
+    _claude("claude-opus-5-5", "Claude Opus 5.5: long-running agentic coding and knowledge work", "opus"),
+    _claude("claude-haiku-5-5", "Claude Haiku 5.5: the fastest, for high-volume simple tasks", "haiku"),
+    _claude("claude-fable-5-2", "Claude Fable 5.2: demanding reasoning and long-horizon work", "fable"),
+    _claude("claude-fable-5-1", "Claude Fable 5.1: demanding reasoning and long-horizon work", "fable"),
+    _claude("claude-sonnet-5", "Claude Sonnet 5: the previous Sonnet", "sonnet"),
+    _claude("claude-opus-5", "Claude Opus 5: the previous Opus", "opus"),
+    _claude("claude-fable-5", "Claude Fable 5: the first Fable", "fable"),
+    _claude("claude-opus-4-8", "Claude Opus 4.8: adaptive thinking, 1M context", "opus"),
+    _claude("claude-opus-4-7", "Claude Opus 4.7: adaptive thinking, 1M context", "opus"),
+    _claude(
+        "claude-opus-4-6", "Claude Opus 4.6: adaptive thinking, 1M context", "opus",
+        thinking="adaptive", efforts=_EFFORTS_MAX,
     ),
-    ModelInfo(
-        "claude-opus-4-8", "anthropic", 1_000_000,
-        "Claude Opus 4.8: adaptive thinking, 1M context",
-        128_000, "adaptive-only", _EFFORTS_XHIGH,
+    _claude(
+        "claude-sonnet-4-6", "Claude Sonnet 4.6: adaptive thinking, 1M context", "sonnet",
+        thinking="adaptive", efforts=_EFFORTS,
     ),
-    ModelInfo(
-        "claude-opus-4-7", "anthropic", 1_000_000,
-        "Claude Opus 4.7: adaptive thinking, 1M context",
-        128_000, "adaptive-only", _EFFORTS_XHIGH,
+    _claude(
+        "claude-haiku-4-5", "Claude Haiku 4.5: fast and cheap, extended thinking on a budget", "haiku",
+        context=200_000, output=64_000, thinking="budget", efforts=(),
     ),
-    ModelInfo(
-        "claude-opus-4-6", "anthropic", 1_000_000,
-        "Claude Opus 4.6: adaptive thinking, 1M context",
-        128_000, "adaptive", _EFFORTS_MAX,
+    _claude(
+        "claude-opus-4-5", "Claude Opus 4.5 (deprecated)", "opus",
+        context=200_000, output=64_000, thinking="budget", efforts=_EFFORTS,
     ),
-    ModelInfo(
-        "claude-sonnet-4-6", "anthropic", 1_000_000,
-        "Claude Sonnet 4.6: adaptive thinking, 1M context, fast",
-        128_000, "adaptive", _EFFORTS,
-    ),
-    ModelInfo(
-        "claude-opus-4-5", "anthropic", 200_000,
-        "Claude Opus 4.5: the most capable of the 4.5 generation",
-        64_000, "budget", _EFFORTS,
-    ),
-    ModelInfo(
-        "claude-haiku-4-5", "anthropic", 200_000,
-        "Claude Haiku 4.5: the fastest and cheapest, good for simple tasks",
-        64_000, "budget",
-    ),
-    ModelInfo(
-        "claude-opus-4-1", "anthropic", 200_000,
-        "Claude Opus 4.1: capable for hard problems, slower and costlier",
-        32_000, "budget",
-    ),
-    ModelInfo(
-        "claude-opus-4-0", "anthropic", 200_000,
-        "Claude Opus 4: the first Opus 4", 32_000, "budget", aliases=("claude-opus-4",),
-    ),
-    ModelInfo(
-        "claude-sonnet-4-0", "anthropic", 200_000,
-        "Claude Sonnet 4: the previous Sonnet generation", 64_000, "budget", aliases=("claude-sonnet-4",),
-    ),
-    ModelInfo(
-        "claude-3-7-sonnet-latest", "anthropic", 200_000,
-        "Claude Sonnet 3.7: the first with extended thinking", 64_000, "budget",
-        aliases=("claude-3-7-sonnet",),
-    ),
-    ModelInfo(
-        "claude-3-5-sonnet-latest", "anthropic", 200_000,
-        "Claude Sonnet 3.5 (no extended thinking)", 8192, aliases=("claude-3-5-sonnet",),
-    ),
-    ModelInfo(
-        "claude-3-5-haiku-latest", "anthropic", 200_000,
-        "Claude Haiku 3.5 (no extended thinking)", 8192, aliases=("claude-3-5-haiku",),
+    _claude(
+        "claude-sonnet-4-5", "Claude Sonnet 4.5 (deprecated)", "sonnet",
+        context=200_000, output=64_000, thinking="budget", efforts=(),
     ),
     ModelInfo(
         "scripted", "scripted", 200_000,
@@ -150,12 +140,12 @@ PROVIDERS: tuple[str, ...] = ("anthropic", "scripted")
 # Ids of no known model, judged by their family (first match wins). A newer generation
 # thinks adaptively; an unknown 4.x or 3.7 thinks on a budget with a conservative limit.
 _FAMILIES: tuple[tuple[str, ModelInfo], ...] = (
+    # the 5 generation and later: adaptive thinking only (a budget is a 400), 1M context
     (
         r"claude-(opus|sonnet|haiku|fable|mythos)-([5-9]|\d\d)",
-        ModelInfo("", "anthropic", 200_000, "", 64_000, "adaptive"),
+        ModelInfo("", "anthropic", 1_000_000, "", 64_000, "adaptive-only"),
     ),
     (r"claude-(opus|sonnet|haiku)-4", ModelInfo("", "anthropic", 200_000, "", 32_000, "budget")),
-    (r"claude-3-7-sonnet", ModelInfo("", "anthropic", 200_000, "", 64_000, "budget")),
 )
 _SNAPSHOT = re.compile(r"-(\d{8}|latest)$")
 
@@ -176,8 +166,9 @@ def model_info(name: str) -> ModelInfo | None:
     if info is not None:
         return info
     for pattern, template in _FAMILIES:
-        if re.match(pattern, name):
-            return msgspec.structs.replace(template, name=name)
+        match = re.match(pattern, name)
+        if match:
+            return msgspec.structs.replace(template, name=name, family=match.group(1))
     return None
 
 
@@ -218,10 +209,14 @@ def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provide
         if not api_key and not auth_token:
             raise ProviderError("config", missing_key_message())
         base_url = (env.get("ANTHROPIC_BASE_URL") or "").strip() or None
+        from coder_ls.llm.catalog import ModelCatalog, cache_file_for
+
+        catalog = ModelCatalog(cache_file_for(env, base_url, api_key or auth_token))
         return AnthropicProvider(
             api_key=api_key or None,
             auth_token=None if api_key else auth_token,
             base_url=base_url,
+            catalog=catalog,
         )
     if name == "scripted":
         from coder_ls.llm.scripted import ScriptedProvider

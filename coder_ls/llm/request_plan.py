@@ -5,7 +5,7 @@ model that only thinks adaptively, `budget_tokens` ≥ `max_tokens`, `max_tokens
 the model's limit, an effort level it does not know) or wastes money (8K of output for
 a model that can write 64K, no thinking for a model built to think). `plan_request`
 turns the provider-neutral choices of a `ProviderRequest` into values that are valid
-for the model, using the table in `coder_ls.llm.models`:
+for the model, as the provider's catalog describes it (`coder_ls.llm.catalog`):
 
 - `max_tokens`: the configured value, else the model's output limit capped at
   `DEFAULT_OUTPUT_CAP`; never past the model's limit.
@@ -27,7 +27,7 @@ from typing import Literal
 import msgspec
 
 from coder_ls.llm.base import ProviderRequest
-from coder_ls.llm.models import DEFAULT_OUTPUT_CAP, DEFAULT_THINKING_BUDGET, model_info
+from coder_ls.llm.models import DEFAULT_OUTPUT_CAP, DEFAULT_THINKING_BUDGET, ModelInfo
 
 __all__ = ["MIN_THINKING_BUDGET", "UNKNOWN_MODEL_MAX_TOKENS", "RequestPlan", "plan_request"]
 
@@ -42,8 +42,9 @@ class RequestPlan(msgspec.Struct, frozen=True):
     effort: str | None = None
 
 
-def plan_request(request: ProviderRequest) -> RequestPlan:
-    info = model_info(request.model)
+def plan_request(request: ProviderRequest, info: ModelInfo | None) -> RequestPlan:
+    """The plan for `request` to the model described by `info` (None: a model of no
+    known family), from the provider's catalog (`ModelCatalog.info`)."""
     asked = request.max_tokens if request.max_tokens and request.max_tokens > 0 else None
     if info is None:
         return RequestPlan(max_tokens=asked or UNKNOWN_MODEL_MAX_TOKENS)

@@ -53,6 +53,7 @@ from coder_ls.llm.base import (
     ToolCallDone,
     Usage,
 )
+from coder_ls.llm.catalog import ModelCatalog
 
 __all__ = ["SCRIPT_FINISHED_TEXT", "ScriptError", "ScriptTurn", "ScriptedProvider", "ScriptedToolCall"]
 
@@ -125,6 +126,7 @@ class ScriptedProvider:
             t if isinstance(t, ScriptTurn) else msgspec.convert(t, ScriptTurn) for t in turns
         ]
         self.source = source
+        self.catalog = ModelCatalog()
         self.position = 0  # index of the next turn
         self.requests: list[ProviderRequest] = []  # every request seen (for tests)
 

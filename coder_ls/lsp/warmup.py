@@ -3,11 +3,16 @@
 `import anthropic` and building its client take 1–3 s on a small machine: paid on the
 first `coder.input`, that is the slowest moment of a session. `initialize` must not pay
 it either (section 1 of the contract). So once the server is initialized and its engine
-built, `start` schedules a task that waits a moment (`DELAY`, so the client's first
-requests — `initialized` follow-ups, a first `!cmd` — are served before), then builds
-the provider a turn would use (`Agent.provider_for_config`, the same cache) and calls its
-`prepare()`: the SDK import and the client construction run in a worker thread, the
-event loop stays free. No network: nothing is sent until a turn sends it.
+built, `start` schedules a task at once (`DELAY`, 0 by default: a prompt sent right
+after `initialized`, as ACP clients and scripts do, must find the import under way, not
+start it) that builds the provider a turn would use (`Agent.provider_for_config`, the
+same cache) and calls its `prepare()`: the SDK import and the client construction run in
+a worker thread, the event loop stays free.
+
+Then, still in the background, the models the account can use are listed
+(`GET /v1/models`, at most once per cache lifetime, see `coder_ls.llm.catalog`), and a
+configured model that is deprecated gets its one warning (`window/showMessage`) with
+its end-of-life date and the model to switch to. A turn never waits for the listing.
 
 Nothing heavy is warmed for the `scripted` provider, or when the provider cannot be
 built (no API key: the first turn says so). A turn that starts before the warm-up ends
@@ -33,7 +38,7 @@ __all__ = ["DELAY", "start", "stop", "warm"]
 
 log = logging.getLogger(__name__)
 
-DELAY = 0.5  # seconds after `initialized`
+DELAY = 0.0  # seconds after `initialized`
 
 
 def enabled(engine: Engine) -> bool:
@@ -72,6 +77,13 @@ async def warm(engine: Engine, delay: float = DELAY) -> None:
         return
     elapsed = 1000 * (time.perf_counter() - started)
     log.debug("warm-up: %s provider for %s ready in %.0f ms", provider.name, model, elapsed)
+    refreshing = engine.agent.refresh_models_soon(provider)
+    if refreshing is not None:
+        await refreshing
+    model = provider.catalog.resolve(engine.config.model)  # the listing may name a newer one
+    warning = provider.catalog.take_warning(model)
+    if warning:
+        engine.host.show_message("warning", warning)
 
 
 def start(engine: Engine) -> asyncio.Task[None] | None:

@@ -74,7 +74,7 @@ class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
 
 
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
-    model: str = "claude-sonnet-4-5"
+    model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
     permissions: Preset = "balanced"
     timezone: str = "Asia/Shanghai"

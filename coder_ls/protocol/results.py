@@ -71,12 +71,21 @@ class ModelInfo(Wire):
     name: str
     provider: str
     description: str = ""
+    display_name: str = ""  # the Models API's name for it ("" when it did not say)
+    family: str = ""  # its line: "sonnet", "opus", "haiku", "fable" ("" for none)
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    deprecated: bool = False
+    end_of_life: str | None = None  # ISO date, for a deprecated model that has one
+    replacement: str | None = None  # the model to switch to, for a deprecated one
 
 
 class ModelData(Tagged, tag="model"):
     current: str
     provider: str
     models: list[ModelInfo]
+    resolved: str = ""  # the model id `current` stands for (an alias such as "sonnet" resolved)
+    source: Literal["api", "builtin"] = "builtin"  # the account's Models API listing, or the built-in table
 
 
 class RuleInfo(Wire):

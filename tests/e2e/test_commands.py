@@ -101,8 +101,8 @@ async def test_model_list_switch_persist_and_unknown(tmp_path):
         data = listing["data"]
         assert data["kind"] == "model"
         names = [m["name"] for m in data["models"]]
-        assert data["current"] in names
-        other = next(n for n in names if n != data["current"])
+        assert data["current"] == "sonnet" and data["resolved"] in names  # the default is an alias
+        other = next(n for n in names if n != data["resolved"])
         assert data["current"] in listing["reply"] and other in listing["reply"]
 
         switched = await s.execute("coder.input", {"text": f"/model {other}"})

@@ -29,7 +29,7 @@ async def test_config_file_that_is_not_json(tmp_path):
         assert str(config) in errors[0]
         assert [m.type for m in s.client.messages].count(types.MessageType.Error) == 1
         # everything else is the default
-        assert (await s.execute("coder.model", {}))["data"]["current"] == "claude-sonnet-4-5"
+        assert (await s.execute("coder.model", {}))["data"]["current"] == "sonnet"
         # and the broken file is never overwritten by a command that saves
         await s.execute("coder.permissions", {"args": "strict"})
         assert config.read_text() == '{"model": "claude-opus-4-1", oops'

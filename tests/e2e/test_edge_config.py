@@ -28,7 +28,7 @@ def workspace(tmp_path: Path) -> tuple[Path, Path]:
 async def model_still_works(s) -> None:
     result = await s.execute("coder.model", {})
     assert result["status"] == "completed", result
-    assert result["data"]["current"] == "claude-sonnet-4-5"
+    assert result["data"]["current"] == "sonnet"
     changed = await s.execute("coder.model", {"args": "claude-haiku-4-5"})
     assert changed["status"] == "completed", changed
 

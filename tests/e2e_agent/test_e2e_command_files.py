@@ -30,5 +30,5 @@ async def test_a_commands_model_is_used_for_its_turn_only(agent, command_file):
     assert result["reply"] == "plain answer"
     first, second = a.fake.message_requests
     assert first.body["model"] == "claude-opus-4-6"
-    assert second.body["model"] == "claude-sonnet-4-5"
+    assert second.body["model"] == "claude-sonnet-5-5"  # the default, "sonnet", as the API lists it
     assert a.s.events_of("modelChanged") == []

@@ -51,8 +51,8 @@ async def test_compact_with_an_empty_context_does_nothing(agent):
 
 
 async def test_a_full_window_is_compacted_before_the_next_step(agent):
-    a = await agent(permissions="yolo")
-    # the first step reports a nearly full window (claude-sonnet-4-5: 200k) and calls a tool
+    a = await agent(permissions="yolo", model="claude-haiku-4-5")
+    # the first step reports a nearly full window (claude-haiku-4-5: 200k) and calls a tool
     a.fake.push(
         {
             "toolCalls": [{"id": "toolu_ls", "name": "ls", "input": {"path": "."}}],

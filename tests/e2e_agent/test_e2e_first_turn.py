@@ -48,16 +48,20 @@ async def settle(s: Session, seconds: float = 2.0) -> None:
 async def test_idle_server_imports_the_sdk_before_the_first_turn(fake: FakeAnthropicServer, ws: Path) -> None:
     async with lsp_session(ws, env=api_env(fake)) as s:
         assert await eventually_loaded(s), "the SDK was not imported while the server was idle"
-        assert fake.requests == []  # warming sends nothing
+        # warming sends no message: it lists the account's models, once
+        assert fake.message_requests == []
+        await s.wait_for(lambda: fake.requests, timeout=30)
+        assert [r.path.split("?")[0] for r in fake.requests] == ["/v1/models"]
         fake.push(reply("Hello."))
         result = await s.execute("coder.input", {"text": "say hi"})
         assert result["status"] == "completed" and result["reply"] == "Hello.", result
         (request,) = fake.message_requests
         body = request.body
-        # the default model thinks on a budget; max_tokens is its limit, capped at 32,000
-        assert body["model"] == "claude-sonnet-4-5"
+        # the default model (the newest Sonnet listed) thinks adaptively; max_tokens is its
+        # limit, capped at 32,000
+        assert body["model"] == "claude-sonnet-5-5"
         assert body["max_tokens"] == 32_000
-        assert body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+        assert body["thinking"] == {"type": "adaptive"}
         assert "output_config" not in body and "temperature" not in body
 
 
@@ -121,7 +125,8 @@ async def test_thinking_off_and_max_output_tokens_configured(agent) -> None:
 
 
 async def test_model_without_thinking_gets_none(agent) -> None:
-    a = await agent(model="claude-3-5-haiku-latest")
+    """A model of no known family (a gateway's id): no thinking, the smallest limit."""
+    a = await agent(model="my-gateway-model")
     a.fake.push(reply("ok"))
     assert (await a.turn("hi"))["status"] == "completed"
     (request,) = a.fake.message_requests

@@ -44,6 +44,11 @@ Faults: `drop` sends `afterEvents` SSE events then kills the connection mid-body
 `server.disconnects`, `wait_for_disconnect()`); `hang_headers` never sends the
 response headers and waits for the client to disconnect; `error_event` sends an SSE `error`
 event (type `errorType`, default overloaded_error) after `afterEvents` events.
+Models: `GET /v1/models` lists `models` (default: the current models of
+anthropic_models.py, with lifecycle, limits and capabilities) or fails with
+`models_status`; a `/v1/messages` request naming a retired model gets the real 404, and
+one whose thinking type, effort or `max_tokens` its model refuses gets the real 400
+(anthropic_models.check_model).
 Control endpoints: `GET /health`, `GET /_requests` (recorded requests as JSON),
 `GET /_disconnects`, `GET /_rejections`, `POST /_script` (append responses: a list or
 {"responses": [...]}).
@@ -70,6 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from anthropic_models import check_model, listing
 from anthropic_rules import check_request
 from anthropic_sse import (
     ERROR_TYPES,
@@ -132,8 +138,16 @@ class FakeAnthropicServer:
         port: int = 0,
         record_file: Path | None = None,
         strict: bool = True,
+        models: list[dict[str, Any]] | None = None,
+        models_status: int = 200,
+        models_delay: float = 0.0,
     ) -> None:
         self.host, self.port = host, port
+        # `GET /v1/models`: this listing (default: the current models, anthropic_models.py),
+        # or an error with `models_status` (e.g. 500: the listing fails, the fallback is used)
+        self.models = listing() if models is None else models
+        self.models_status = models_status
+        self.models_delay = models_delay  # seconds before the listing is answered (a slow Models API)
         self.default = default or reply(EXHAUSTED_TEXT)
         self.record_file = record_file
         self.requests: list[RecordedRequest] = []
@@ -320,12 +334,23 @@ class FakeAnthropicServer:
             self.push(*(items or []))
             await self._send(writer, 200, {"ok": True, "pending": self.pending})
             return True
+        if req.method == "GET" and path == "/v1/models":
+            await self._list_models(writer)
+            return True
         if req.method != "POST" or path != "/v1/messages":
             await self._send(
                 writer,
                 404,
                 {"type": "error", "error": {"type": "not_found_error", "message": f"no route {path}"}},
             )
+            return True
+        refused = check_model(req.body, self.models) if self.strict and isinstance(req.body, dict) else None
+        if refused is not None:  # a retired model (404), a parameter this model refuses (400)
+            status, error_type, message = refused
+            if status == 400:
+                self.rejections.append((message, req.body))
+            await self._send(writer, status, {"type": "error", "error": {"type": error_type, "message": message}})
+            self.outcomes.append("rejected" if status == 400 else "not_found")
             return True
         problem = check_request(req.body) if self.strict else None
         if problem is not None:  # refused before the script is consulted, as the real API would
@@ -344,6 +369,17 @@ class FakeAnthropicServer:
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    async def _list_models(self, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(self.models_delay)
+        if self.models_status != 200:
+            error = {"type": "api_error", "message": "Internal server error"}
+            await self._send(writer, self.models_status, {"type": "error", "error": error})
+            return
+        data = list(self.models)
+        page = {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None}  # fmt: skip
+        await self._send(writer, 200, page)
 
     def _pick(self, messages: str) -> dict[str, Any]:
         for i, spec in enumerate(self._queue):
@@ -482,11 +518,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--record", type=Path, help="append every /v1/messages request here (JSONL)")
     parser.add_argument("--lenient", action="store_true", help="answer requests the real API would refuse")
+    parser.add_argument("--models", type=Path, help="JSON file: the GET /v1/models listing (a list of models)")
+    parser.add_argument("--models-status", type=int, default=200, help="answer GET /v1/models with this error")
     args = parser.parse_args(argv)
     responses, default = load_script(args.script) if args.script else ([], None)
+    models = json.loads(args.models.read_text(encoding="utf-8")) if args.models else None
     server = FakeAnthropicServer(
-        responses, default=default, port=args.port, record_file=args.record, strict=not args.lenient
-    )
+        responses, default=default, port=args.port, record_file=args.record, strict=not args.lenient,
+        models=models, models_status=args.models_status,
+    )  # fmt: skip
     server.start()
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -151,11 +151,11 @@ def test_unknown_provider(tmp_path: Path) -> None:
 
 def test_known_models() -> None:
     names = [m.name for m in KNOWN_MODELS]
-    for name in ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5", "claude-sonnet-4-0", "scripted"):
+    for name in ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-4-5", "claude-sonnet-4-5", "scripted"):
         assert name in names
     assert find_model("claude-sonnet-4-5") is not None
     assert find_model("nope") is None
-    assert model_supports_thinking("claude-opus-4-1")
+    assert model_supports_thinking("claude-opus-4-1")  # not in the table: its family thinks
     assert model_supports_thinking("claude-sonnet-4-5-20250929")
     assert not model_supports_thinking("scripted")
     assert not model_supports_thinking("claude-3-5-haiku-latest")
@@ -164,7 +164,7 @@ def test_known_models() -> None:
 def test_sdk_not_imported_by_light_modules() -> None:
     code = (
         "import sys, pathlib\n"
-        "import coder_ls.llm, coder_ls.llm.base, coder_ls.llm.models, coder_ls.llm.scripted\n"
+        "import coder_ls.llm, coder_ls.llm.base, coder_ls.llm.models, coder_ls.llm.scripted, coder_ls.llm.catalog\n"
         "import coder_ls.llm.anthropic_provider, coder_ls.llm.anthropic_convert\n"
         "from coder_ls.llm.models import make_provider\n"
         "from coder_ls.protocol.config import Config\n"

@@ -61,34 +61,46 @@ async def cmd_help(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(reply="\n".join(lines), data=HelpData(commands=catalog))
 
 
-def _known_models() -> list[ModelInfo]:
-    from coder_ls.llm.models import KNOWN_MODELS
-
-    return [ModelInfo(name=m.name, provider=m.provider, description=m.description) for m in KNOWN_MODELS]
+def _model_line(m: ModelInfo, current: str) -> str:
+    mark = "*" if m.name == current else " "
+    limits = f", {m.context_window // 1000}K context" if m.context_window else ""
+    if m.deprecated:
+        eol = f" on {m.end_of_life}" if m.end_of_life else ""
+        instead = f", use {m.replacement}" if m.replacement else ""
+        limits += f"; DEPRECATED: end of life{eol}{instead}"
+    return f"  {mark} {m.name} ({m.provider}{limits}) {m.display_name or m.description}"
 
 
 async def cmd_model(ctx: CommandContext, args: str) -> CommandOutcome:
-    models = _known_models()
     name = args.strip()
-    if not name:
-        lines = [f"Current model: {ctx.model} ({ctx.provider})", "Known models:"]
-        lines += [f"  {'*' if m.name == ctx.model else ' '} {m.name} ({m.provider}) {m.description}" for m in models]
-        return CommandOutcome(
-            reply="\n".join(lines), data=ModelData(current=ctx.model, provider=ctx.provider, models=models)
-        )
     if len(name.split()) > 1:
         return _usage_error(f"/model takes one model name, got {name!r}")
-    known = {m.name: m for m in models}
-    if name in known:
-        return CommandOutcome(
-            reply=f"Model set to {name}.", actions=[ChangeModel(model=name, provider=known[name].provider)]
-        )
-    if name.startswith("claude-"):
-        return CommandOutcome(reply=f"Model set to {name}.", actions=[ChangeModel(model=name, provider="anthropic")])
+    from coder_ls.llm.models import FAMILIES
+
+    data = ctx.models(name or ctx.model)
+    known = {m.name: m for m in data.models}
+    if not name:
+        resolved = f" = {data.resolved}" if data.resolved and data.resolved != ctx.model else ""
+        where = "the account's models (Models API)" if data.source == "api" else "Known models (built-in table)"
+        lines = [f"Current model: {ctx.model}{resolved} ({ctx.provider})", f"{where}:"]
+        lines += [_model_line(m, data.resolved or ctx.model) for m in data.models]
+        lines.append(f"Aliases: {', '.join(FAMILIES)} (the newest model of that line).")
+        return CommandOutcome(reply="\n".join(lines), data=ModelData(
+            current=ctx.model, provider=ctx.provider, models=data.models, resolved=data.resolved, source=data.source,
+        ))  # fmt: skip
+    chosen = known.get(data.resolved)
+    if name in FAMILIES or chosen is not None or name.startswith("claude-"):
+        provider = chosen.provider if chosen is not None and name not in FAMILIES else "anthropic"
+        reply = f"Model set to {name}" + (f" ({data.resolved})." if data.resolved != name else ".")
+        if chosen is not None and chosen.deprecated:
+            eol = f" reaches its end of life on {chosen.end_of_life}" if chosen.end_of_life else " is deprecated"
+            instead = f"; switch to {chosen.replacement}" if chosen.replacement else ""
+            reply += f" Note: {chosen.name}{eol}{instead}."
+        return CommandOutcome(reply=reply, actions=[ChangeModel(model=name, provider=provider)])
     from coder_ls.engine.dispatch import closest
 
-    near = closest(name, known)
-    hint = f" Did you mean: {', '.join(near)}?" if near else f" Known: {', '.join(known)}."
+    near = closest(name, [*known, *FAMILIES])
+    hint = f" Did you mean: {', '.join(near)}?" if near else f" Known: {', '.join([*FAMILIES, *known])}."
     return _usage_error(f"Unknown model {name!r}.{hint}")
 
 

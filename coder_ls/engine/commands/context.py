@@ -9,7 +9,13 @@ import msgspec
 
 from coder_ls.engine.agent_api import AgentDef, _no_agents
 from coder_ls.protocol.config import Config
-from coder_ls.protocol.results import CommandInfo, SessionInfo
+from coder_ls.protocol.results import CommandInfo, ModelData, SessionInfo
+
+
+def _builtin_models(current: str) -> ModelData:
+    from coder_ls.llm.catalog import ModelCatalog, model_data
+
+    return model_data(ModelCatalog(), current, "anthropic")
 
 
 class CommandContext(msgspec.Struct):
@@ -22,3 +28,4 @@ class CommandContext(msgspec.Struct):
     list_sessions: Callable[[int], list[SessionInfo]]
     resolve_session: Callable[[str], SessionInfo | str]  # the session, or an error message
     agent_defs: Callable[[], Sequence[AgentDef]] = _no_agents  # the subagent definitions
+    models: Callable[[str], ModelData] = _builtin_models  # `/model`'s listing, `current` resolved
