@@ -8,6 +8,9 @@ the RSS read, then `coder.input` — timed until the fake server has the first
 `/v1/messages` request. Runs alternate warm (default) and cold (`CODER_WARMUP=0`, the
 behaviour before the warm-up existed).
 
+`first_turn_at_once`: the prompt sent right after `initialized` (as ACP clients and
+scripts do), timed the same way; baseline: the same with the warm-up off.
+
 The warm runs then do one more turn (a `read` of a 20-line file) to size the tool
 output and the fixed prompt as the model receives them.
 """
@@ -40,7 +43,7 @@ from anthropic_server import FakeAnthropicServer, reply
 
 CODER_CMD = [sys.executable, "-m", "coder_ls"]
 IDLE = 3.0  # seconds between `initialized` and the first turn
-SHELL_AT = 0.8  # seconds after `initialized`: the SDK import is under way (warm-up starts at 0.5 s)
+SHELL_AT = 0.8  # seconds after `initialized`: the SDK import is under way (the warm-up starts at once)
 
 _ids = itertools.count(1)
 TWENTY_LINES = "".join(f"line {i}: the quick brown fox jumps over\n" for i in range(1, 21))
@@ -116,6 +119,26 @@ async def _one_run(tmp: Path, fake: FakeAnthropicServer, warm: bool) -> dict[str
     return out
 
 
+async def _at_once_run(tmp: Path, fake: FakeAnthropicServer, warm: bool) -> float:
+    """`coder.input` sent right after `initialized`: ms until the first model request."""
+    root = _workspace(tmp)
+    env = {"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": fake.url}
+    if not warm:
+        env["CODER_WARMUP"] = "0"
+    client = await LspClient.spawn(CODER_CMD, cwd=root, env=server_env(root, env))
+    try:
+        await client.initialize(root)
+        before = len(fake.message_requests)
+        fake.push(reply("Hello."))
+        t = time.monotonic()
+        turn = asyncio.ensure_future(_turn(client, "Say hello."))
+        arrived = await _wait_request(fake, before + 1)
+        await turn
+        return (arrived - t) * 1000
+    finally:
+        await client.close()
+
+
 def _fixed_prompt_chars(body: dict[str, Any]) -> int:
     return len(json.dumps(body.get("system"))) + len(json.dumps(body.get("tools")))
 
@@ -123,12 +146,14 @@ def _fixed_prompt_chars(body: dict[str, Any]) -> int:
 async def bench_first_turn(quick: bool) -> list[Result]:
     pairs = 1 if quick else 4
     runs: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+    at_once: dict[bool, list[float]] = {True: [], False: []}
     fake = FakeAnthropicServer().start()
     try:
         with temp_root() as tmp:
             for i in range(pairs):
                 for warm in (True, False) if i % 2 == 0 else (False, True):
                     runs[warm].append(await _one_run(tmp, fake, warm))
+                    at_once[warm].append(await _at_once_run(tmp, fake, warm))
     finally:
         fake.stop()
     warm_first = [r["first_ms"] for r in runs[True]]
@@ -153,6 +178,15 @@ async def bench_first_turn(quick: bool) -> list[Result]:
                 f"warm-up off (CODER_WARMUP=0, the old behaviour): median {median(cold_first):.0f} ms",
                 f"first request: {json.dumps(shape)}",
             ],
+        ),
+        Result(
+            "first_turn_at_once",
+            "coder.input sent right after initialized -> first model request (warm-up on)",
+            median(at_once[True]),
+            300.0,
+            samples=at_once[True],
+            baseline=at_once[False],
+            notes=[f"warm-up off: median {median(at_once[False]):.0f} ms (the turn imports the SDK itself)"],
         ),
         Result(
             "first_turn_idle_rss",
