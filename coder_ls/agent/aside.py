@@ -11,6 +11,7 @@ is not disturbed (the context is read, never written).
 from __future__ import annotations
 
 from coder_ls.agent.compact import merge_roles
+from coder_ls.agent.streaming import watched
 from coder_ls.agent.tools import ToolSpec
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.llm.base import Provider, ProviderRequest, Restart, TextDelta, Usage
@@ -55,26 +56,21 @@ async def answer(
         thinking_budget=config.thinking_budget or None,
         thinking=config.thinking,
         effort=config.effort,
+        timeout_seconds=config.request_timeout_seconds,
     )
     usage = UsageData(steps=1)
     parts: list[str] = []
-    stream = provider.stream(request)
-    try:
-        async for item in stream:
-            match item:
-                case TextDelta(text=t):
-                    parts.append(t)
-                case Restart():
-                    parts.clear()
-                case Usage():
-                    usage.input_tokens += item.input_tokens
-                    usage.output_tokens += item.output_tokens
-                    usage.cache_read_tokens += item.cache_read_tokens
-                    usage.cache_write_tokens += item.cache_write_tokens
-                case _:
-                    pass  # thinking, tool calls (not run), stop
-    finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+    async for item in watched(provider, request, ctx.report):
+        match item:
+            case TextDelta(text=t):
+                parts.append(t)
+            case Restart():
+                parts.clear()
+            case Usage():
+                usage.input_tokens += item.input_tokens
+                usage.output_tokens += item.output_tokens
+                usage.cache_read_tokens += item.cache_read_tokens
+                usage.cache_write_tokens += item.cache_write_tokens
+            case _:
+                pass  # thinking, tool calls (not run), stop
     return "".join(parts).strip(), usage

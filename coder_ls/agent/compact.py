@@ -7,6 +7,7 @@ when the last step used most of the model's context window.
 from __future__ import annotations
 
 from coder_ls.agent.prompt import system_prompt
+from coder_ls.agent.streaming import watched
 from coder_ls.agent.tools import ToolSpec
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.llm.base import Provider, ProviderRequest, Restart, TextDelta
@@ -70,20 +71,15 @@ async def summarise(
         thinking_budget=ctx.config().thinking_budget or None,
         thinking=ctx.config().thinking,
         effort=ctx.config().effort,
+        timeout_seconds=ctx.config().request_timeout_seconds,
     )
     ctx.report("Compacting the conversation")
     parts: list[str] = []
-    stream = provider.stream(request)
-    try:
-        async for item in stream:
-            if isinstance(item, TextDelta):
-                parts.append(item.text)
-            elif isinstance(item, Restart):  # the stream was retried: its partial text is void
-                parts.clear()
-    finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+    async for item in watched(provider, request, ctx.report):  # retries and stalls are reported
+        if isinstance(item, TextDelta):
+            parts.append(item.text)
+        elif isinstance(item, Restart):  # the stream was retried: its partial text is void
+            parts.clear()
     return "".join(parts).strip()
 
 

@@ -19,6 +19,7 @@ from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.review import question_diff, review_call
 from coder_ls.agent.skills import UsedSkills
+from coder_ls.agent.streaming import watched
 from coder_ls.agent.tools import ToolContext, ToolRegistry, ToolSpec
 from coder_ls.agent.tools.base import SubagentRunner
 from coder_ls.agent.tools.bash import sandbox_options
@@ -194,41 +195,34 @@ class Turn:
             thinking_budget=self.config.thinking_budget or None,
             thinking=self.config.thinking,
             effort=self.config.effort,
+            timeout_seconds=self.config.request_timeout_seconds,
         )
         texts: list[str] = []
         thinking: list[Block] = []
         calls: list[ToolUseBlock] = []
         try:
-            stream = self.provider.stream(request)
-            try:
-                async for item in stream:
-                    match item:
-                        case TextDelta(text=t):
-                            texts.append(t)
-                            self.turn.emit(AssistantDelta(text=t))
-                        case ThinkingDelta(text=t):
-                            self.turn.emit(ReasoningDelta(text=t))
-                        case ThinkingDone(thinking=th, signature=sig):
-                            thinking.append(ThinkingBlock(thinking=th, signature=sig))
-                        case ToolCallDone(id=cid, name=name, input=inp, parse_error=err):
-                            calls.append(ToolUseBlock(id=cid, name=name, input=inp))
-                            if err:
-                                log.info("tool call %s had unparsable input: %s", cid, err)
-                        case Usage():
-                            self._usage(item)
-                        case Retrying(delay_seconds=delay, reason=reason):
-                            self.turn.report(f"Retrying in {delay:.0f}s ({reason})")
-                        case Restart(reason=reason):
-                            texts.clear()
-                            thinking.clear()
-                            calls.clear()
-                            self.turn.emit(AssistantRestart(reason=reason))
-                        case Stop():
-                            pass
-            finally:
-                aclose = getattr(stream, "aclose", None)
-                if aclose is not None:
-                    await aclose()
+            async for item in watched(self.provider, request, self.turn.report):
+                match item:
+                    case TextDelta(text=t):
+                        texts.append(t)
+                        self.turn.emit(AssistantDelta(text=t))
+                    case ThinkingDelta(text=t):
+                        self.turn.emit(ReasoningDelta(text=t))
+                    case ThinkingDone(thinking=th, signature=sig):
+                        thinking.append(ThinkingBlock(thinking=th, signature=sig))
+                    case ToolCallDone(id=cid, name=name, input=inp, parse_error=err):
+                        calls.append(ToolUseBlock(id=cid, name=name, input=inp))
+                        if err:
+                            log.info("tool call %s had unparsable input: %s", cid, err)
+                    case Usage():
+                        self._usage(item)
+                    case Restart(reason=reason):
+                        texts.clear()
+                        thinking.clear()
+                        calls.clear()
+                        self.turn.emit(AssistantRestart(reason=reason))
+                    case Stop() | Retrying():
+                        pass  # a retry is reported by `watched`
         except ProviderError as exc:
             partial = "".join(texts)
             if partial:

@@ -293,7 +293,12 @@ class AnthropicProvider:
         if isinstance(exc, sdk.APIConnectionError | httpx_mod.TransportError):
             where = f" ({self.base_url})" if self.base_url else ""
             cause = exc.__cause__ or exc
-            return ProviderError("connection", f"Connection to Anthropic failed{where}: {cause}", True)
+            if isinstance(exc, sdk.APITimeoutError | httpx_mod.TimeoutException) or "Timeout" in type(cause).__name__:
+                what = "connecting" if "Connect" in type(cause).__name__ else "no response"
+                return ProviderError("connection", f"Anthropic timed out{where}: {what} ({type(cause).__name__})", True)
+            return ProviderError(
+                "connection", f"Connection to Anthropic failed{where}: {str(cause) or type(cause).__name__}", True
+            )
         if isinstance(exc, sdk.APIError):
             return ProviderError("server", f"Anthropic API error: {exc}", False)
         return ProviderError("server", f"Unexpected error talking to Anthropic: {exc!r}", False)
@@ -333,6 +338,8 @@ class AnthropicProvider:
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamItem]:
         await self.prepare()
         params = to_api_params(request, self.catalog.info(request.model))
+        if request.timeout_seconds:  # the longest silence on this response (requestTimeoutSeconds)
+            params["timeout"] = _HTTPX.Timeout(request.timeout_seconds, connect=self.connect_timeout)
         attempt = 0
         while True:
             attempt += 1

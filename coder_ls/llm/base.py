@@ -93,6 +93,7 @@ class ProviderRequest(msgspec.Struct):
     thinking_budget: int | None = None
     thinking: ThinkingMode = "auto"
     effort: Effort | None = None
+    timeout_seconds: float | None = None  # the longest silence on the response (None: the provider's)
 
 
 # ---------------------------------------------------------------- stream items

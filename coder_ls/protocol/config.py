@@ -99,3 +99,6 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     thinking: ThinkingMode = "auto"  # auto | adaptive | enabled (a token budget) | off
     thinking_budget: NonNegativeInt = 0  # budget of "enabled" thinking per step; 0 = the default (8,192)
     effort: Effort | None = None  # output_config.effort where the model takes it; None = its default
+    # The longest silence on a model request (no byte of the response) before it is given
+    # up as stalled and retried; from 10 s of silence on, the progress says so.
+    request_timeout_seconds: PositiveFloat = 120.0
