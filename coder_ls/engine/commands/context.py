@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from pathlib import Path
 
 import msgspec
@@ -22,3 +22,4 @@ class CommandContext(msgspec.Struct):
     list_sessions: Callable[[int], list[SessionInfo]]
     resolve_session: Callable[[str], SessionInfo | str]  # the session, or an error message
     agent_defs: Callable[[], Sequence[AgentDef]] = _no_agents  # the subagent definitions
+    owned_tasks: Container[str] = frozenset()  # the ids of the tasks this user created here
