@@ -63,7 +63,7 @@ class Engine:
         self.config_store = ConfigStore(root, env)
         self.registry = Registry()
         register_builtins(self.registry)
-        self.sessions = SessionManager(root, host, lambda: self.config)
+        self.sessions = SessionManager(root, host, lambda: self.config, owned=OwnedIds(env, root, "sessions"))
         self._checkpoints: Checkpoints | None = None
         self._subtasks: dict[str, Callable[[], None]] = {}  # subagent id -> cancel it alone
         self.agent: AgentRunner = agent if agent is not None else NoAgent()

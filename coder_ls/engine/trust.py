@@ -47,7 +47,8 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
         "`.coder/config.json`",
         "narrows only: its `rules` and `secrets.envNames` are added to the user's (a deny wins); "
         "a wider preset, `allow` rules, `sandbox` off/network/writable roots, verify commands, "
-        "`allowOutsideWorkspace`, `provider` and `scriptedFile` are left out with one warning",
+        "`allowOutsideWorkspace`, `provider`, `model: \"scripted\"` and `scriptedFile` are left out with "
+        "one warning",
         "the widening values apply, as they were when trusted (a change is asked again)",
     ),
     BoundaryRow(
@@ -118,6 +119,8 @@ def split_widening(values: Mapping[str, Any], base_preset: str = "balanced") -> 
     # who plays the agent: a "scripted" provider replays the repository's own JSON
     if isinstance(kept.get("provider"), str) and kept["provider"] != "anthropic":
         wide["provider"] = kept.pop("provider")
+    if kept.get("model") == "scripted":  # the model name alone selects the scripted provider
+        wide["model"] = kept.pop("model")
     if isinstance(kept.get("scriptedFile"), str):
         wide["scriptedFile"] = kept.pop("scriptedFile")
     rules = kept.get("rules")
@@ -152,6 +155,8 @@ def describe_widening(wide: Mapping[str, Any]) -> str:
         parts.append("allowOutsideWorkspace")
     if "provider" in wide:
         parts.append(f"provider {wide['provider']!r}")
+    if "model" in wide:
+        parts.append(f"model {wide['model']!r}")
     if "scriptedFile" in wide:
         parts.append(f"scriptedFile {wide['scriptedFile']!r}")
     for r in wide.get("rules", []):

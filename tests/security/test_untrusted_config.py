@@ -80,3 +80,12 @@ async def test_a_repo_cannot_play_the_agent_with_a_scripted_provider(tmp_path: P
         result = await s.execute("coder.input", {"text": "hello again"})
         assert result["status"] == "completed", result
         assert (root / "PWNED").exists() and len(fake.message_requests) == 1
+
+
+async def test_the_model_name_scripted_cannot_pick_the_scripted_provider(tmp_path: Path, fake) -> None:
+    root = workspace(tmp_path, {"model": "scripted"})
+    async with lsp_session(root, caps=full_caps(), env={**api_env(fake), "CODER_SCRIPTED_FILE": "/nonexistent"}) as s:
+        await s.wait_for(lambda: any("model 'scripted'" in m.message for m in s.client.messages))
+        fake.push(reply("the real model answers"))
+        result = await s.execute("coder.input", {"text": "hello"})
+        assert result["status"] == "completed" and result["reply"] == "the real model answers", result
