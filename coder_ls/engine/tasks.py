@@ -28,6 +28,8 @@ from coder_ls.protocol.actions import (
     UndoLast,
 )
 from coder_ls.protocol.events import (
+    ApprovalRequested,
+    ApprovalResolved,
     ErrorEvent,
     ModelChanged,
     PermissionsChanged,
@@ -200,13 +202,22 @@ class PromptCommandTask:
             f"/{self.action.name} comes from this workspace ({self.action.confirm_commands}), which you "
             f"have not trusted. It wants to run in your shell, unsandboxed:\n{shown}"
         )
+        call_id = f"{ctx.sub.id}:commands"
+        summary = f"run the commands of /{self.action.name}: " + "; ".join(self.action.commands)
+        ctx.sub.emit(ApprovalRequested(call_id=call_id, tool="bash", summary=summary))
+        answer = None
         try:  # unanswered for `approvals.timeoutSeconds`: a no, like the policy's questions
             answer = await asyncio.wait_for(
                 host.ask("warning", question, ["Run them", "Don't run"]), ctx.engine.config.approvals.timeout_seconds
             )
         except TimeoutError:
-            return False
-        return answer == "Run them"
+            pass
+        except asyncio.CancelledError:
+            ctx.sub.emit(ApprovalResolved(call_id=call_id, decision="cancelled"))
+            raise
+        approved = answer == "Run them"
+        ctx.sub.emit(ApprovalResolved(call_id=call_id, decision="allowOnce" if approved else "deny"))
+        return approved
 
 
 @dataclass

@@ -84,6 +84,9 @@ async def test_a_repo_commands_inline_commands_run_only_when_approved(tmp_path: 
         result = await s.execute("coder.input", {"text": "/check app.py"})
         assert result["status"] == "failed" and result["error"]["code"] == "not_approved", result
         assert "touch PWNED" in s.questions[0].message  # the user saw the exact command
+        asked = s.events_of("approvalRequested")[-1]
+        assert "touch PWNED" in asked["summary"], asked
+        assert s.events_of("approvalResolved")[-1]["decision"] == "deny"
         assert not (root / "PWNED").exists() and not fake.message_requests
         s.answer_question = lambda p: None  # dismissed: a denial too
         result = await s.execute("coder.input", {"text": "/check app.py"})
