@@ -173,7 +173,9 @@ class SessionManager:
 
     def list_infos(self, limit: int) -> list[SessionInfo]:
         mine = self.mine()
-        rows = [row for row in self.index.list_sessions(None) if row.id in mine][:limit]
+        rows = [row for row in self.index.list_sessions(limit) if row.id in mine]
+        if len(rows) < limit:  # some of the newest are not the user's: look further
+            rows = [row for row in self.index.list_sessions(None) if row.id in mine][:limit]
         infos = [self.info(row) for row in rows]
         current = self.loaded(None)
         if current is not None and not current.persisted:

@@ -47,7 +47,7 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
         "`.coder/config.json`",
         "narrows only: its `rules` and `secrets.envNames` are added to the user's (a deny wins); "
         "a wider preset, `allow` rules, `sandbox` off/network/writable roots, verify commands, "
-        "`allowOutsideWorkspace`, `provider`, `model: \"scripted\"` and `scriptedFile` are left out with "
+        '`allowOutsideWorkspace`, `provider`, `model: "scripted"` and `scriptedFile` are left out with '
         "one warning",
         "the widening values apply, as they were when trusted (a change is asked again)",
     ),
@@ -246,31 +246,33 @@ class TrustStore:
 
 class OwnedIds:
     """The ids of the tasks or sessions this user created in one workspace, kept in the
-    user's state directory: what a clone ships under `.coder/` is not among them."""
+    user's state directory: what a clone ships under `.coder/` is not among them. One id a
+    line, appended (a new session costs one small write, however many came before)."""
 
     def __init__(self, env: Mapping[str, str], root: Path, kind: Literal["tasks", "sessions"]) -> None:
         import hashlib
 
         key = hashlib.sha256(str(root).encode()).hexdigest()[:24]
-        self.path = state_dir(env) / "owned" / f"{kind}-{key}.json"
+        self.path = state_dir(env) / "owned" / f"{kind}-{key}.txt"
 
     def ids(self) -> set[str]:
         """Read each time: another server of the same user may have added one."""
         try:
-            data = json.loads(self.path.read_bytes())
-        except (OSError, ValueError):
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
             return set()
-        return {x for x in data if isinstance(x, str)} if isinstance(data, list) else set()
+        return {line for line in text.splitlines() if line}
 
     def __contains__(self, item_id: object) -> bool:
         return isinstance(item_id, str) and item_id in self.ids()
 
     def add(self, item_id: str) -> None:
-        from coder_ls.fsutil import write_atomic
-
-        ids = self.ids()
-        if item_id in ids:
-            return
-        ids.add(item_id)
+        if not item_id or "\n" in item_id:
+            raise ValueError(f"not an id: {item_id!r}")
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_atomic(self.path, (json.dumps(sorted(ids)) + "\n").encode(), new_mode=0o600)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(self.path, flags, 0o600)
+        try:
+            os.write(fd, f"{item_id}\n".encode())  # one write: appends never interleave
+        finally:
+            os.close(fd)
