@@ -76,7 +76,7 @@ class Engine:
     @property
     def checkpoints(self) -> Checkpoints:
         if self._checkpoints is None:
-            self._checkpoints = Checkpoints(self.root)
+            self._checkpoints = Checkpoints(self.root, owned=OwnedIds(self.env, self.root, "checkpoints"))
         return self._checkpoints
 
     async def revert_hunks(self, path: Path, current: str, first_line: int, last_line: int) -> list[RevertHunk]:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 PRESETS = ("strict", "balanced", "auto-edit", "yolo")  # narrowest first
 
 Origin = Literal["builtin", "user", "workspace"]
-Area = Literal["config", "commands", "agents", "tasks", "sessions", "mcp", "hooks"]
+Area = Literal["config", "commands", "agents", "tasks", "sessions", "checkpoints", "mcp", "hooks"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,13 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
         "only sessions this user created here (recorded in the user's state directory) can be "
         "resumed; a shipped log is not listed",
         "the same: trust does not make a shipped log the user's",
+    ),
+    BoundaryRow(
+        "checkpoints",
+        "`.coder/checkpoints/` (`records.json`, the snapshot repository)",
+        "only the submissions this user's server snapshotted here (recorded in the user's state "
+        'directory) are undone or offered for "Revert agent change"; other records are dropped',
+        "the same: trust does not make a shipped record the user's",
     ),
     BoundaryRow(
         "mcp",
@@ -249,7 +256,7 @@ class OwnedIds:
     user's state directory: what a clone ships under `.coder/` is not among them. One id a
     line, appended (a new session costs one small write, however many came before)."""
 
-    def __init__(self, env: Mapping[str, str], root: Path, kind: Literal["tasks", "sessions"]) -> None:
+    def __init__(self, env: Mapping[str, str], root: Path, kind: Literal["tasks", "sessions", "checkpoints"]) -> None:
         import hashlib
 
         key = hashlib.sha256(str(root).encode()).hexdigest()[:24]

@@ -25,6 +25,6 @@ def test_the_doc_table_is_the_code_table() -> None:
 
 def test_every_area_the_issue_names_has_a_row() -> None:
     areas = {r.area for r in BOUNDARY}
-    assert areas == {"config", "commands", "agents", "tasks", "sessions", "mcp", "hooks"}
+    assert areas == {"config", "commands", "agents", "tasks", "sessions", "checkpoints", "mcp", "hooks"}
     for row in BOUNDARY:
         assert row.untrusted and row.trusted and row.files
