@@ -128,6 +128,7 @@ class Demo:
                 capabilities=caps,
                 root_uri=self.root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=self.root.as_uri(), name="demo")],
+                initialization_options={"provider": "scripted", "scriptedFile": ".coder/script.json"},
             )
         )
         self.client.initialized(types.InitializedParams())
@@ -251,8 +252,9 @@ def prepare(root: Path) -> None:
     (root / "app.py").write_text(APP)
     (root / ".coder").mkdir(exist_ok=True)
     (root / ".coder" / "script.json").write_text(json.dumps(SCRIPT, indent=2))
-    config = {"provider": "scripted", "scriptedFile": ".coder/script.json", "permissions": "balanced"}
-    (root / ".coder" / "config.json").write_text(json.dumps(config, indent=2))
+    # the provider is the user's choice (initializationOptions, below): a workspace file
+    # cannot pick it until the workspace is trusted
+    (root / ".coder" / "config.json").write_text(json.dumps({"permissions": "balanced"}, indent=2))
     subprocess.run(["git", "init", "-q", str(root)], check=True, env=env)
     subprocess.run(["git", "-C", str(root), "add", "app.py"], check=True, env=env)
     subprocess.run(["git", "-C", str(root), "commit", "-qm", "demo"], check=True, env=env)

@@ -255,8 +255,10 @@ class TaskRun:
 async def run_task(agent: Agent, ctx: TurnContext, request: TaskRequest) -> None:
     b = ctx.result
     b.mode = "nl"
+    owned = ctx.owned_tasks
     if request.resume:
-        found = taskstore.load(ctx.root, request.resume)
+        # only a task this user created here (the gate's row `tasks`): a clone's is data
+        found = taskstore.load(ctx.root, request.resume) if owned is not None and request.resume in owned else None
         if found is None:
             b.fail("unknown_task", f"/task resume: no task {request.resume}")
             return
@@ -268,6 +270,8 @@ async def run_task(agent: Agent, ctx: TurnContext, request: TaskRequest) -> None
         now = time.time()
         task_id = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + uuid.uuid4().hex[:4]
         state = TaskState(id=task_id, goal=request.goal, budget=request.budget, created_at=now, updated_at=now)
+        if owned is not None:
+            owned.add(task_id)  # before its first save: the state on disk is always this user's
     run = TaskRun(agent, ctx, state)
     started = time.monotonic()
     try:

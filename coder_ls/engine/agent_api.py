@@ -22,6 +22,7 @@ from coder_ls.protocol.results import ModelData
 
 if TYPE_CHECKING:
     from coder_ls.engine.session import Session
+    from coder_ls.engine.trust import OwnedIds
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ class TurnContext:
     # A part of the submission with a progress of its own (a subagent): `register(id, cancel)`
     # makes a cancel aimed at `id` (its progress token) call `cancel`; it returns the unregister.
     register_subtask: Callable[[str, Callable[[], None]], Callable[[], None]] = field(default=_no_subtasks)
+    # The tasks this user created here (recorded outside the workspace): only these resume.
+    owned_tasks: OwnedIds | None = None
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""

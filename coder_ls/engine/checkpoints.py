@@ -48,6 +48,7 @@ from coder_ls.engine.gitops import (
     split_z,
     worktree_changes,
 )
+from coder_ls.engine.trust import OwnedIds
 from coder_ls.engine.undofs import GITLINK, Change, Entry, apply_undo
 from coder_ls.engine.workindex import WorkIndex
 
@@ -111,8 +112,12 @@ def ensure_state_gitignore(root: Path) -> None:
 class Checkpoints:
     """Snapshots of `root` and the stack of submissions that changed it."""
 
-    def __init__(self, root: Path, *, watch: bool | None = None) -> None:
+    def __init__(self, root: Path, *, watch: bool | None = None, owned: OwnedIds | None = None) -> None:
+        """`owned`: the record of the submissions this user's server snapshotted here (the
+        gate's row `checkpoints`, `engine/trust.py`); only their records are undone. None:
+        every record in `records.json` is taken (the unit tests' own repositories)."""
         self.root = root.resolve()
+        self._owned = owned
         self.dir = self.root / ".coder" / "checkpoints"
         self.git_dir = self.dir / "git"
         self.index = self.dir / "index"
@@ -188,6 +193,8 @@ class Checkpoints:
             state = self._load()
             now = time.time()
             started = started or now
+            if self._owned is not None:
+                self._owned.add(submission_id)
             state.records.append(Record(submission_id, before_commit, after, paths, now, started))
             del state.records[:-MAX_RECORDS]
             state.written += 1
@@ -394,10 +401,16 @@ class Checkpoints:
     # -- records ------------------------------------------------------------------------------
 
     def _load(self) -> _State:
+        """The records, only this user's: `.coder/checkpoints/` can come with a clone, and a
+        shipped record's "before" is whatever the repository wants written back by `/undo`."""
         try:
-            return msgspec.json.decode(self.records_file.read_bytes(), type=_State)
+            state = msgspec.json.decode(self.records_file.read_bytes(), type=_State)
         except (OSError, msgspec.DecodeError, msgspec.ValidationError):
             return _State()
+        if self._owned is not None:
+            mine = self._owned.ids()
+            state.records = [r for r in state.records if r.submission_id in mine]
+        return state
 
     def _save(self, state: _State) -> None:
         from coder_ls.fsutil import write_atomic

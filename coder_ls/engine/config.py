@@ -1,7 +1,10 @@
 """Configuration loading: layered, validated per layer, bad parts fall back to defaults.
 
 Precedence (later wins): defaults < user file < workspace `.coder/config.json` <
-`initializationOptions` < `workspace/didChangeConfiguration` (section `coder`).
+`initializationOptions` < `workspace/didChangeConfiguration` (section `coder`). The
+workspace file is the repository's, not the user's: it adds to the user's `rules` and
+`secrets.envNames` instead of replacing them, and what it widens waits for `/trust`
+(`engine/trust.py`, the one gate).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.engine.trust import TrustStore, describe_widening, split_widening
+from coder_ls.engine.trust import MERGED_LISTS, TrustStore, describe_widening, split_widening
 from coder_ls.protocol.config import Config
 
 _UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`(?: - at `\$([^`]*)`)?")
@@ -29,6 +32,7 @@ class Layer(msgspec.Struct):
 
     source: str
     values: dict[str, Any]
+    adds_lists: bool = False  # the workspace file: its `MERGED_LISTS` add to the lists below it
 
 
 class ConfigProblem(msgspec.Struct, frozen=True):
@@ -218,13 +222,35 @@ def resolve(layers: list[Layer]) -> tuple[Config, list[ConfigProblem]]:
     problems: list[ConfigProblem] = []
     merged: dict[str, Any] = {}
     for layer in layers:
-        merged = deep_merge(merged, sanitize(layer.values, layer.source, problems))
+        values = sanitize(layer.values, layer.source, problems)
+        if layer.adds_lists:
+            values = _added_lists(merged, values)
+        merged = deep_merge(merged, values)
     config = msgspec.convert(merged, Config, str_keys=True)
     if not _known_timezone(config.timezone):
         source = next((x.source for x in reversed(layers) if "timezone" in x.values), "configuration")
         problems.append(ConfigProblem(source, "timezone", f"unknown IANA timezone {config.timezone!r}"))
         config = msgspec.structs.replace(config, timezone=Config().timezone)
     return config, problems
+
+
+def _added_lists(below: Mapping[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """`values` with each of `MERGED_LISTS` it sets prefixed by the list already in force, so
+    merging it adds entries and never drops the user's (an empty list changes nothing)."""
+    for path in MERGED_LISTS:
+        target: Any = values
+        base: Any = below
+        for part in path[:-1]:
+            target = target.get(part) if isinstance(target, dict) else None
+            base = base.get(part) if isinstance(base, Mapping) else None
+        last = path[-1]
+        if not isinstance(target, dict) or not isinstance(target.get(last), list):
+            continue
+        before: list[Any] = []
+        if isinstance(base, Mapping) and isinstance(base.get(last), list):
+            before = base[last]
+        target[last] = [*before, *(x for x in target[last] if x not in before)]
+    return values
 
 
 def _known_timezone(name: str) -> bool:
@@ -270,7 +296,7 @@ class ConfigStore:
         self.untrusted = {} if trusted else wide
         layers = [
             Layer(str(user_path), user_values),
-            Layer(str(ws_path), ws_values if trusted else kept),
+            Layer(str(ws_path), ws_values if trusted else kept, adds_lists=True),
             Layer("initializationOptions", dict(self.init_options)),
             Layer("workspace/didChangeConfiguration (coder)", dict(self.client_settings)),
             Layer("commands", dict(self.runtime)),
@@ -302,9 +328,15 @@ class ConfigStore:
         preset = expand_dotted(user_values).get("permissions")
         return preset if isinstance(preset, str) else "balanced"
 
+    def workspace_trusted(self) -> bool:
+        """Has the user trusted this folder (`/trust`)? Its command files, skills and agents
+        then act as the user's (see `trust.BOUNDARY`)."""
+        return self.trust_store.folder_trusted(self.root)
+
     def trust_workspace(self) -> dict[str, Any]:
-        """`/trust`: the workspace file's widening settings, as they are now, apply from now
-        on (and in later sessions, until they change). Returns what was trusted."""
+        """`/trust`: the folder is trusted, and the workspace file's widening settings, as
+        they are now, apply from now on (and in later sessions, until they change). Returns
+        the config values trusted."""
         path = workspace_config_path(self.root)
         _, wide = split_widening(expand_dotted(read_json_file(path, str(path), [])), self._user_preset())
         self.trust_store.trust(self.root, wide)
@@ -315,7 +347,8 @@ class ConfigStore:
             return None
         return (
             f"coder: {workspace_config_path(self.root)} asks for {describe_widening(self.untrusted)}: "
-            "left out until you trust it with /trust (these let commands run without asking you)"
+            "left out until you trust this workspace with /trust (these let commands run without asking you, "
+            "or choose what plays the agent)"
         )
 
     def update_workspace(self, mutate: Callable[[dict[str, Any]], None]) -> None:
@@ -330,7 +363,7 @@ class ConfigStore:
         was_trusted = self.trust_store.is_trusted(self.root, wide_before)
         mutate(current)
         if was_trusted:  # the user's own change to a file they trusted (or that widened nothing)
-            self.trust_store.trust(self.root, split_widening(expand_dotted(current), base)[1])
+            self.trust_store.trust(self.root, split_widening(expand_dotted(current), base)[1], folder=False)
         from coder_ls.fsutil import write_atomic
 
         text = json.dumps(current, indent=2, ensure_ascii=False) + "\n"

@@ -43,6 +43,7 @@ from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
 from coder_ls.engine.tasks import AgentTask, ShellTask, task_for
+from coder_ls.engine.trust import OwnedIds
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.config import Config, Rule
@@ -62,19 +63,20 @@ class Engine:
         self.config_store = ConfigStore(root, env)
         self.registry = Registry()
         register_builtins(self.registry)
-        self.sessions = SessionManager(root, host, lambda: self.config)
+        self.sessions = SessionManager(root, host, lambda: self.config, owned=OwnedIds(env, root, "sessions"))
         self._checkpoints: Checkpoints | None = None
         self._subtasks: dict[str, Callable[[], None]] = {}  # subagent id -> cancel it alone
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = source_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
+        self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (engine/trust.py)
         self.refresh_commands()
 
     @property
     def checkpoints(self) -> Checkpoints:
         if self._checkpoints is None:
-            self._checkpoints = Checkpoints(self.root)
+            self._checkpoints = Checkpoints(self.root, owned=OwnedIds(self.env, self.root, "checkpoints"))
         return self._checkpoints
 
     async def revert_hunks(self, path: Path, current: str, first_line: int, last_line: int) -> list[RevertHunk]:
@@ -114,14 +116,18 @@ class Engine:
         return "\n".join(messages) or None
 
     def trust_workspace(self) -> str:
-        """`/trust`: apply the workspace file's widening settings; what the user is told."""
+        """`/trust`: the folder's files act as the user's (`trust.BOUNDARY`) and the workspace
+        file's widening settings apply; what the user is told."""
         from coder_ls.engine.trust import describe_widening
 
         wide = self.config_store.trust_workspace()
         self.reload_config()
+        self._command_signature = ()  # command files are gated at load: load them again
+        self.refresh_commands()
+        head = "Trusted this workspace: its command files, skills and agents now act as yours."
         if not wide:
-            return "Nothing to trust: .coder/config.json widens no permission."
-        return f"Trusted .coder/config.json: {describe_widening(wide)} now apply (until the file changes them)."
+            return f"{head} Nothing to trust in .coder/config.json: it widens no permission."
+        return f"{head} Trusted .coder/config.json: {describe_widening(wide)} now apply (until the file changes them)."
 
     def persist_settings(self, **values: Any) -> str | None:
         """`/model`, `/permissions`: into `.coder/config.json` and effective at once (the next
@@ -155,6 +161,7 @@ class Engine:
             skills=self.model_skills,
             agents=self.agent_defs,
             register_subtask=self._register_subtask,
+            owned_tasks=self.owned_tasks,
         )
 
     def _register_subtask(self, task_id: str, cancel: Callable[[], None]) -> Callable[[], None]:
@@ -184,7 +191,12 @@ class Engine:
         if sig == self._command_signature:
             return False
         self._command_signature = sig
-        commands, problems = load_commands(self._command_dirs, self.registry.local_names())
+        commands, problems = load_commands(
+            self._command_dirs,
+            self.registry.local_names(),
+            self.registry.builtin_names(),
+            trusted=self.config_store.workspace_trusted(),
+        )
         seen = {(str(p.path), p.message) for p in problems}
         for problem in problems:
             if (str(problem.path), problem.message) not in self._command_problems:
@@ -373,13 +385,14 @@ class Engine:
             resolve_session=self.sessions.resolve_info,
             agent_defs=self.agent_defs,
             models=lambda current: self.agent.models(self.config, current),
+            owned_tasks=self.owned_tasks,
         )
 
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""
         from coder_ls.engine.commands.agentdefs import agent_dirs, load_agents
 
-        defs, problems = load_agents(agent_dirs(self.root, self.env))
+        defs, problems = load_agents(agent_dirs(self.root, self.env), trusted=self.config_store.workspace_trusted())
         for problem in problems:
             key = (str(problem.path), problem.message)
             if key not in self._command_problems:

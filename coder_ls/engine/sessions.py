@@ -4,6 +4,11 @@ At most `max_idle` loaded sessions sit idle (not current, nothing running or que
 least recently used beyond that are evicted: their shell is closed (background jobs
 killed), their log closed. An evicted session is loaded again from its log on demand
 (its shell starts afresh at the workspace root; "Allow for session" grants are gone).
+
+A clone can ship `.coder/sessions/` too: a well-formed log with a forged conversation
+("you already agreed to ..."). Only the sessions this user's server created here are the
+user's (their ids recorded outside the workspace, `trust.OwnedIds`; the gate's row
+`sessions`): no other log is listed, resolved or loaded, whatever id a client names.
 """
 
 from __future__ import annotations
@@ -12,12 +17,13 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from pathlib import Path
 
 from coder_ls.engine.host import Host
 from coder_ls.engine.session import Session
 from coder_ls.engine.submission import SubmissionState
+from coder_ls.engine.trust import OwnedIds
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import SessionInfo
 from coder_ls.store import log as slog
@@ -33,9 +39,17 @@ class UnknownSession(Exception):
 
 class SessionManager:
     def __init__(
-        self, root: Path, host: Host, config: Callable[[], Config], *, max_idle: int = MAX_IDLE_SESSIONS
+        self,
+        root: Path,
+        host: Host,
+        config: Callable[[], Config],
+        *,
+        owned: OwnedIds | None = None,
+        max_idle: int = MAX_IDLE_SESSIONS,
     ) -> None:
+        """`owned`: the record of this user's sessions here (None: none is loaded from disk)."""
         self.root = root
+        self._owned = owned
         self.host = host
         self._config = config
         self.max_idle = max_idle
@@ -50,6 +64,10 @@ class SessionManager:
             self._index = SessionIndex(self.root)
             self._index.refresh_from_logs()  # logs are the truth: catch up after a crash
         return self._index
+
+    def mine(self) -> Container[str]:
+        """The ids of this user's sessions here, now."""
+        return self._owned.ids() if self._owned is not None else frozenset()
 
     def loaded(self, session_id: str | None) -> Session | None:
         sid = session_id or self.current_id
@@ -85,6 +103,8 @@ class SessionManager:
         return session
 
     def _load(self, session_id: str) -> Session | None:
+        if session_id not in self.mine():
+            return None  # not this user's: a log that came with the workspace is data
         try:
             path = slog.log_path(self.root, session_id)
         except ValueError:
@@ -124,6 +144,8 @@ class SessionManager:
 
     def new(self) -> Session:
         session = Session(uuid.uuid4().hex, self.root, self.host, self.index)
+        if self._owned is not None:
+            self._owned.add(session.id)  # before its log exists: every log this server writes is the user's
         self.current_id = session.id
         self._add(session)
         return session
@@ -150,7 +172,11 @@ class SessionManager:
         return self.info(row)
 
     def list_infos(self, limit: int) -> list[SessionInfo]:
-        infos = [self.info(row) for row in self.index.list_sessions(limit)]
+        mine = self.mine()
+        rows = [row for row in self.index.list_sessions(limit) if row.id in mine]
+        if len(rows) < limit:  # some of the newest are not the user's: look further
+            rows = [row for row in self.index.list_sessions(None) if row.id in mine][:limit]
+        infos = [self.info(row) for row in rows]
         current = self.loaded(None)
         if current is not None and not current.persisted:
             infos.insert(0, self.session_info(current))  # a new session, nothing in it yet
@@ -161,6 +187,11 @@ class SessionManager:
         if current is not None and not current.persisted and prefix.strip() and current.id.startswith(prefix.strip()):
             return self.session_info(current)
         found = self.index.resolve(prefix)
+        if isinstance(found, AmbiguousPrefix):
+            ours = [c for c in found.candidates if c.id in self.mine()]
+            found = ours[0] if len(ours) == 1 else (AmbiguousPrefix(found.prefix, ours) if ours else None)
+        elif found is not None and found.id not in self.mine():
+            found = None
         if found is None:
             return f"No session matches {prefix!r}. Use /sessions to list them."
         if isinstance(found, AmbiguousPrefix):

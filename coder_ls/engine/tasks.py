@@ -28,6 +28,8 @@ from coder_ls.protocol.actions import (
     UndoLast,
 )
 from coder_ls.protocol.events import (
+    ApprovalRequested,
+    ApprovalResolved,
     ErrorEvent,
     ModelChanged,
     PermissionsChanged,
@@ -166,19 +168,56 @@ class PromptCommandTask:
                 on_output=lambda chunk: None,
                 timeout=config.shell.timeout_seconds,
                 max_output_bytes=INLINE_MAX_BYTES,
+                hide_env=config.secrets.env_names,
             )
             if result.timed_out:
                 return f"{result.output}\n[timed out after {config.shell.timeout_seconds:g}s]"
             return result.output
 
+        a = self.action
+        if a.confirm_commands is not None and a.commands and not await self._approved(ctx):
+            ctx.result.fail(
+                "not_approved",
+                f"/{a.name}: its commands were not run (not approved), and nothing was sent to the model. "
+                "/trust this workspace to let its command files run their commands without asking.",
+            )
+            return
         try:
-            prompt = await run_inline(Expanded(self.action.prompt, self.action.commands), check, run)
+            prompt = await run_inline(Expanded(a.prompt, a.commands), check, run)
         except InlineRefused as exc:
             ctx.result.fail("refused", f"Refused command in the prompt: {exc}")
             return
-        a = self.action
         turn = RunAgent(prompt=prompt, model=a.model, grants=a.grants, fork=a.fork, command=f"/{a.name}")
         await AgentTask(turn).run(ctx)
+
+    async def _approved(self, ctx: TaskContext) -> bool:
+        """The gate's row `commands`: an untrusted workspace's file runs its `` !`cmd` ``
+        lines (unsandboxed, in the user's shell) only when the user, shown each exact
+        command, says so. A client that cannot ask, or a dismissed question, is a no."""
+        host = ctx.engine.host
+        if not host.caps.show_message_request:
+            return False
+        shown = "\n".join(f"  $ {c}" for c in self.action.commands)
+        question = (
+            f"/{self.action.name} comes from this workspace ({self.action.confirm_commands}), which you "
+            f"have not trusted. It wants to run in your shell, unsandboxed:\n{shown}"
+        )
+        call_id = f"{ctx.sub.id}:commands"
+        summary = f"run the commands of /{self.action.name}: " + "; ".join(self.action.commands)
+        ctx.sub.emit(ApprovalRequested(call_id=call_id, tool="bash", summary=summary))
+        answer = None
+        try:  # unanswered for `approvals.timeoutSeconds`: a no, like the policy's questions
+            answer = await asyncio.wait_for(
+                host.ask("warning", question, ["Run them", "Don't run"]), ctx.engine.config.approvals.timeout_seconds
+            )
+        except TimeoutError:
+            pass
+        except asyncio.CancelledError:
+            ctx.sub.emit(ApprovalResolved(call_id=call_id, decision="cancelled"))
+            raise
+        approved = answer == "Run them"
+        ctx.sub.emit(ApprovalResolved(call_id=call_id, decision="allowOnce" if approved else "deny"))
+        return approved
 
 
 @dataclass

@@ -1,9 +1,15 @@
 """Where `/task` keeps its state: `.coder/tasks/<id>/state.json`, replaced atomically on
 every change before the change is reported, so a crash leaves the last state on disk
-(a task found `running` there was cut off: it reads as paused). The report goes beside it."""
+(a task found `running` there was cut off: it reads as paused). The report goes beside it.
+
+A clone can ship `.coder/tasks/` too (forged prompts, a forged "already approved" result,
+a `createdAt` in the future to be the newest): only the tasks whose ids this user's server
+recorded when it created them (`owned`, `trust.OwnedIds`, kept outside the workspace) are
+listed, found and resumed (the gate's row `tasks`)."""
 
 from __future__ import annotations
 
+from collections.abc import Container
 from pathlib import Path
 
 import msgspec
@@ -43,19 +49,19 @@ def load(root: Path, task_id: str) -> TaskState | None:
     return state
 
 
-def list_tasks(root: Path) -> list[TaskState]:
-    """The workspace's tasks, newest first."""
+def list_tasks(root: Path, owned: Container[str]) -> list[TaskState]:
+    """This user's tasks of the workspace, newest first."""
     try:
-        ids = [p.name for p in tasks_dir(root).iterdir() if p.is_dir()]
+        ids = [p.name for p in tasks_dir(root).iterdir() if p.is_dir() and p.name in owned]
     except OSError:
         return []
-    found = [s for s in (load(root, i) for i in ids) if s is not None]
+    found = [s for s in (load(root, i) for i in ids) if s is not None and s.id in owned]
     return sorted(found, key=lambda s: s.created_at, reverse=True)
 
 
-def find(root: Path, task_id: str | None) -> TaskState | None:
-    """A task by id or unique prefix; the newest when no id is given."""
-    tasks = list_tasks(root)
+def find(root: Path, task_id: str | None, owned: Container[str]) -> TaskState | None:
+    """One of this user's tasks by id or unique prefix; the newest when no id is given."""
+    tasks = list_tasks(root, owned)
     if not task_id:
         return tasks[0] if tasks else None
     matches = [t for t in tasks if t.id.startswith(task_id)]

@@ -1,14 +1,18 @@
-"""Workspace trust: what a workspace's own `.coder/config.json` may widen.
+"""The untrusted workspace: one gate between what arrives with a clone and what may act.
 
-A workspace is hostile input: a cloned repository can carry a `.coder/config.json` that
-says `"permissions": "yolo"` or `"sandbox": {"mode": "off"}`, and every command would run
-unasked the moment the editor opens it. The settings that widen what runs without a
-question are therefore taken from the workspace file only once the user has trusted
-them (`/trust`); until then they are left out, with one warning naming them. Everything
-else in the file (the model, rules that ask or deny, timeouts) applies at once. Trust is for the exact widening values:
-change one and it is asked again. The user's own file and the editor's settings are the
-user's and need no trust; `/permissions` and "Always allow" write the workspace file for
-the user, so what they write is trusted when the rest of the file already was.
+Everything a repository carries is data, not instructions, until the user runs `/trust`
+(VS Code's Restricted Mode is the model). `BOUNDARY` is the one list of what an untrusted
+workspace may and may not do, row by row; the loaders consult the functions below it (no
+other module decides), and docs/security.md renders the same rows as one table (a test
+checks that they agree).
+
+`/trust` records two things in the user's state directory, outside every workspace: that
+the user trusts the folder (its command files, skills and agent definitions then act as
+the user's), and a digest of the exact widening values of its `.coder/config.json` (change
+one, by a pull or an approved agent write, and it is asked again). The user's own files
+and the editor's settings are the user's and need no trust; `/permissions` and "Always
+allow" write the workspace file for the user, so what they write is trusted when the rest
+of the file already was.
 """
 
 from __future__ import annotations
@@ -17,10 +21,87 @@ import copy
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 PRESETS = ("strict", "balanced", "auto-edit", "yolo")  # narrowest first
+
+Origin = Literal["builtin", "user", "workspace"]
+Area = Literal["config", "commands", "agents", "tasks", "sessions", "checkpoints", "mcp", "hooks"]
+
+
+@dataclass(frozen=True)
+class BoundaryRow:
+    """What one kind of workspace file may do before and after `/trust`."""
+
+    area: Area
+    files: str
+    untrusted: str
+    trusted: str
+
+
+BOUNDARY: tuple[BoundaryRow, ...] = (
+    BoundaryRow(
+        "config",
+        "`.coder/config.json`",
+        "narrows only: its `rules` and `secrets.envNames` are added to the user's (a deny wins); "
+        "a wider preset, `allow` rules, `sandbox` off/network/writable roots, verify commands, "
+        '`allowOutsideWorkspace`, `provider`, `model: "scripted"` and `scriptedFile` are left out with '
+        "one warning",
+        "the widening values apply, as they were when trusted (a change is asked again)",
+    ),
+    BoundaryRow(
+        "commands",
+        "`.coder/commands/`, `.claude/commands/`, `.coder/skills/`, `.claude/skills/`",
+        "load as prompts; never replace a built-in or the user's own command; `allowed-tools` grant "
+        "nothing; each `` !`cmd` `` runs only after the user approves the exact commands",
+        "`allowed-tools` grant for the turn; `` !`cmd` `` runs in the user's shell unasked",
+    ),
+    BoundaryRow(
+        "agents",
+        "`.coder/agents/`, `.claude/agents/`",
+        "load, but never replace a built-in agent (`general`, `explore`) or the user's own; "
+        "their `model:` is ignored (the session's model is used)",
+        "their `model:` applies",
+    ),
+    BoundaryRow(
+        "tasks",
+        "`.coder/tasks/<id>/state.json`",
+        "only tasks this user created here (their ids are recorded in the user's state directory) "
+        "are listed and resumed; any other is ignored",
+        "the same: trust does not make a shipped task the user's",
+    ),
+    BoundaryRow(
+        "sessions",
+        "`.coder/sessions/*.jsonl`",
+        "only sessions this user created here (recorded in the user's state directory) can be "
+        "resumed; a shipped log is not listed",
+        "the same: trust does not make a shipped log the user's",
+    ),
+    BoundaryRow(
+        "checkpoints",
+        "`.coder/checkpoints/` (`records.json`, the snapshot repository)",
+        "only the submissions this user's server snapshotted here (recorded in the user's state "
+        'directory) are undone or offered for "Revert agent change"; other records are dropped',
+        "the same: trust does not make a shipped record the user's",
+    ),
+    BoundaryRow(
+        "mcp",
+        "`.mcp.json`",
+        "ignored (not built yet: ignored until trusted when it is)",
+        "not built yet",
+    ),
+    BoundaryRow(
+        "hooks",
+        "`.claude/settings.json` hooks",
+        "ignored (not built yet: ignored until trusted when it is)",
+        "not built yet",
+    ),
+)
+
+# The config lists a workspace adds to instead of replacing (the user's entries stay).
+MERGED_LISTS: tuple[tuple[str, ...], ...] = (("rules",), ("secrets", "envNames"))
 
 
 def state_dir(env: Mapping[str, str]) -> Path:
@@ -28,6 +109,7 @@ def state_dir(env: Mapping[str, str]) -> Path:
     return Path(base) / "coder"
 
 
+# -- config row ----------------------------------------------------------------------------
 def split_widening(values: Mapping[str, Any], base_preset: str = "balanced") -> tuple[dict[str, Any], dict[str, Any]]:
     """(`values` without the widening settings, the widening settings) of one layer's
     values (already expanded from dotted keys). A preset widens when it is wider than
@@ -41,6 +123,13 @@ def split_widening(values: Mapping[str, Any], base_preset: str = "balanced") -> 
         wide["permissions"] = kept.pop("permissions")
     if kept.get("allowOutsideWorkspace") is True:
         wide["allowOutsideWorkspace"] = kept.pop("allowOutsideWorkspace")
+    # who plays the agent: a "scripted" provider replays the repository's own JSON
+    if isinstance(kept.get("provider"), str) and kept["provider"] != "anthropic":
+        wide["provider"] = kept.pop("provider")
+    if kept.get("model") == "scripted":  # the model name alone selects the scripted provider
+        wide["model"] = kept.pop("model")
+    if isinstance(kept.get("scriptedFile"), str):
+        wide["scriptedFile"] = kept.pop("scriptedFile")
     rules = kept.get("rules")
     if isinstance(rules, list):
         allow = [r for r in rules if isinstance(r, dict) and r.get("action") == "allow"]
@@ -71,6 +160,12 @@ def describe_widening(wide: Mapping[str, Any]) -> str:
         parts.append(f"permissions {wide['permissions']!r}")
     if "allowOutsideWorkspace" in wide:
         parts.append("allowOutsideWorkspace")
+    if "provider" in wide:
+        parts.append(f"provider {wide['provider']!r}")
+    if "model" in wide:
+        parts.append(f"model {wide['model']!r}")
+    if "scriptedFile" in wide:
+        parts.append(f"scriptedFile {wide['scriptedFile']!r}")
     for r in wide.get("rules", []):
         what = r.get("command") or r.get("path") or "any"
         parts.append(f"allow rule {r.get('tool', '?')} {what!r}")
@@ -87,31 +182,104 @@ def digest(wide: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(wide, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+# -- commands and agents rows -----------------------------------------------------------------
+def may_replace(
+    origin: Origin, name: str, reserved: frozenset[str], users: frozenset[str], what: str = "command"
+) -> str | None:
+    """Why a file of `origin` may not define `name`, or None. `reserved`: the built-in names
+    it cannot take (for the user's files the local commands only: the user may replace a
+    built-in prompt command; for a workspace's, every built-in); `users`: the names the
+    user's own files took, which a workspace's cannot take."""
+    if name in reserved:
+        if origin == "workspace":
+            return f"{name!r} is a built-in {what}: a workspace file cannot replace it"
+        return f"/{name} is a built-in {what} and cannot be replaced"
+    if origin == "workspace" and name in users:
+        return f"{name!r} is your own (from your config folder): the workspace's is ignored"
+    return None
+
+
+def acts_as_user(origin: Origin, trusted: bool) -> bool:
+    """May a file of `origin` grant tools, run its `` !`cmd` `` unasked or pick a model?"""
+    return origin != "workspace" or trusted
+
+
+# -- the user's answers and records -------------------------------------------------------------
 class TrustStore:
-    """The user's answers: workspace root -> digest of the widening settings trusted."""
+    """The user's answers, per workspace root: trusted as a folder (by `/trust`), and the
+    digest of the widening config values trusted."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
         self.path = state_dir(env) / "trusted-workspaces.json"
 
-    def _load(self) -> dict[str, str]:
+    def _load(self) -> dict[str, dict[str, Any]]:
         try:
             data = json.loads(self.path.read_bytes())
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict):
             return {}
-        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+        out: dict[str, dict[str, Any]] = {}
+        for root, value in data.items():
+            if isinstance(value, str):  # before folder trust: the config digest alone
+                out[root] = {"config": value}
+            elif isinstance(value, dict):
+                out[root] = {k: v for k, v in value.items() if k in ("config", "folder")}
+        return out
 
     def is_trusted(self, root: Path, wide: Mapping[str, Any]) -> bool:
-        return not wide or self._load().get(str(root)) == digest(wide)
+        return not wide or self._load().get(str(root), {}).get("config") == digest(wide)
 
-    def trust(self, root: Path, wide: Mapping[str, Any]) -> None:
+    def folder_trusted(self, root: Path) -> bool:
+        return self._load().get(str(root), {}).get("folder") is True
+
+    def trust(self, root: Path, wide: Mapping[str, Any], *, folder: bool = True) -> None:
+        """Record `wide` as the trusted config values; `folder`: `/trust` itself (else the
+        user's own change to a file, which keeps the folder's answer as it was)."""
+        data = self._load()
+        entry = data.get(str(root), {})
+        entry["config"] = digest(wide)
+        if folder:
+            entry["folder"] = True
+        data[str(root)] = entry
+        self._save(data)
+
+    def _save(self, data: Mapping[str, Any]) -> None:
         from coder_ls.fsutil import write_atomic
 
-        data = self._load()
-        if wide:
-            data[str(root)] = digest(wide)
-        else:
-            data.pop(str(root), None)
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_atomic(self.path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), new_mode=0o600)
+
+
+class OwnedIds:
+    """The ids of the tasks or sessions this user created in one workspace, kept in the
+    user's state directory: what a clone ships under `.coder/` is not among them. One id a
+    line, appended (a new session costs one small write, however many came before)."""
+
+    def __init__(self, env: Mapping[str, str], root: Path, kind: Literal["tasks", "sessions", "checkpoints"]) -> None:
+        import hashlib
+
+        key = hashlib.sha256(str(root).encode()).hexdigest()[:24]
+        self.path = state_dir(env) / "owned" / f"{kind}-{key}.txt"
+
+    def ids(self) -> set[str]:
+        """Read each time: another server of the same user may have added one."""
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return set()
+        return {line for line in text.splitlines() if line}
+
+    def __contains__(self, item_id: object) -> bool:
+        return isinstance(item_id, str) and item_id in self.ids()
+
+    def add(self, item_id: str) -> None:
+        if not item_id or "\n" in item_id:
+            raise ValueError(f"not an id: {item_id!r}")
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(self.path, flags, 0o600)
+        try:
+            os.write(fd, f"{item_id}\n".encode())  # one write: appends never interleave
+        finally:
+            os.close(fd)

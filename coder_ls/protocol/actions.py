@@ -52,6 +52,8 @@ class RunPromptCommand(msgspec.Struct, frozen=True):
     grants: tuple[ToolGrant, ...] = ()
     fork: str | None = None  # `context: fork`: the subagent to run it as (`agent:`, default general)
     name: str = ""
+    # an untrusted workspace's file (its path): `commands` run only after the user approves them
+    confirm_commands: str | None = None
 
 
 class RunShell(msgspec.Struct, frozen=True):

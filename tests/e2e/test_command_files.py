@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from harness import init_git, lsp_session
+from harness import init_git, lsp_session, trust_workspace_config
 
 
 def scripted(root: Path, turns: int = 6) -> None:
@@ -18,6 +18,7 @@ def scripted(root: Path, turns: int = 6) -> None:
     (root / ".coder" / "config.json").write_text(
         json.dumps({"provider": "scripted", "scriptedFile": ".coder/script.json"})
     )
+    trust_workspace_config(root)  # the provider is widening: the user's trust
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -58,15 +59,18 @@ def warnings(s) -> list[str]:
 
 
 async def test_every_source_is_loaded_and_the_first_match_wins(tmp_path):
+    """The user's files first (commands, then skills), then the workspace's: a clone never
+    shadows the user's own command (tests/security/test_untrusted_commands.py)."""
     root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
     home, env = home_env(tmp_path)
     xdg = tmp_path / ".xdg-ws"  # the harness's XDG_CONFIG_HOME
+    write(root / ".coder/commands/five.md", "---\ndescription: five from .coder\n---\nFIVE")
+    write(root / ".claude/commands/five.md", "---\ndescription: five from .claude\n---\nshadowed")
     write(root / ".coder/commands/one.md", "---\ndescription: one from .coder\n---\nONE")
-    write(root / ".claude/commands/one.md", "---\ndescription: one from .claude\n---\nshadowed")
     write(root / ".claude/commands/two.md", "TWO body first line")
     write(xdg / "coder/commands/three.md", "---\ndescription: three, user\n---\nTHREE")
     write(home / ".claude/commands/four.md", "---\ndescription: four, ~/.claude\n---\nFOUR")
-    write(home / ".claude/commands/two.md", "the user's two loses")
+    write(home / ".claude/commands/two.md", "the user's two wins")
     write(root / ".coder/skills/deploy/SKILL.md", "---\nname: ship-it\ndescription: Ship\n---\nSHIP")
     write(
         root / ".claude/skills/lint/SKILL.md",
@@ -74,12 +78,13 @@ async def test_every_source_is_loaded_and_the_first_match_wins(tmp_path):
     )
     write(xdg / "coder/skills/forked/SKILL.md", "---\ndescription: Forked\ncontext: fork\nagent: general\n---\nFORK")
     write(home / ".claude/skills/quiet/SKILL.md", "---\ndescription: Quiet\nuser-invocable: false\n---\nQ")
-    write(home / ".claude/skills/one/SKILL.md", "---\ndescription: skill one loses\n---\nX")
+    write(home / ".claude/skills/one/SKILL.md", "---\ndescription: the user's skill one wins\n---\nX")
     async with lsp_session(root, env=env) as s:
         c = await catalog(s)
-        assert c["one"]["description"] == "one from .coder" and c["one"]["source"] == "workspace"
-        assert c["one"]["path"] == str(root / ".coder/commands/one.md")
-        assert c["two"]["description"] == "TWO body first line" and c["two"]["source"] == "workspace"
+        assert c["five"]["description"] == "five from .coder" and c["five"]["source"] == "workspace"
+        assert c["five"]["path"] == str(root / ".coder/commands/five.md")
+        assert c["one"]["description"] == "the user's skill one wins" and c["one"]["source"] == "skill"
+        assert c["two"]["description"] == "the user's two wins" and c["two"]["source"] == "user"
         assert (c["three"]["source"], c["four"]["source"]) == ("user", "user")
         assert c["four"]["path"] == str(home / ".claude/commands/four.md")
         assert "deploy" not in c
@@ -97,7 +102,10 @@ async def test_every_source_is_loaded_and_the_first_match_wins(tmp_path):
         assert "path" not in c["help"] and "userInvocable" not in c["help"]
         result = await s.execute("coder.input", {"text": "/quiet"})
         assert result["status"] == "failed" and result["error"]["code"] == "not_user_invocable"
-        assert warnings(s) == []
+        await s.wait_for(lambda: len(warnings(s)) >= 2)
+        ignored = sorted(w.split(" was skipped")[0].removeprefix("Command file ") for w in warnings(s))
+        assert ignored == [str(root / ".claude/commands/two.md"), str(root / ".coder/commands/one.md")], ignored
+        assert all("is your own" in w for w in warnings(s))
 
 
 async def test_crlf_bom_and_lists_parse_as_yaml(tmp_path):
@@ -112,12 +120,12 @@ async def test_crlf_bom_and_lists_parse_as_yaml(tmp_path):
         "---\r\n"
         "Review $1 for $2.\r\n"
     )
-    write(root / ".coder/commands/review.md", text.encode("utf-8"))
+    write(root / ".coder/commands/rev.md", text.encode("utf-8"))
     async with lsp_session(root) as s:
         c = await catalog(s)
-        assert c["review"]["description"] == "Review: carefully"
-        assert c["review"]["argumentHint"] == "[file] [focus]"
-        result = await s.execute("coder.input", {"text": "/review app.py 'error handling'"})
+        assert c["rev"]["description"] == "Review: carefully"
+        assert c["rev"]["argumentHint"] == "[file] [focus]"
+        result = await s.execute("coder.input", {"text": "/rev app.py 'error handling'"})
         assert result["status"] == "completed", result
         assert s.events_of("userMessage")[-1]["text"] == "Review app.py for error handling.\n\napp.py 'error handling'"
         assert warnings(s) == []

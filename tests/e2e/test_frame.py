@@ -11,8 +11,9 @@ import uuid
 from pathlib import Path
 
 from e2e_support import pid_alive, wait_running, wait_until_gone
-from harness import full_caps, init_git, lsp_session, server_process
+from harness import full_caps, init_git, lsp_session, server_env, server_process
 
+from coder_ls.engine.trust import OwnedIds
 from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.store import log as slog
 
@@ -61,10 +62,13 @@ async def test_second_cancel_during_cleanup_keeps_the_record_and_the_snapshot(tm
 
 
 def make_session(root: Path, text: str) -> str:
+    """A session of the user's, as an earlier server left it: its log, and its id in the
+    user's record (a log alone is not the user's: tests/security/test_untrusted_sessions.py)."""
     sid = uuid.uuid4().hex
     with slog.SessionLog.create(root, sid, str(root)) as log:
         message = Message(role="user", content=[TextBlock(text=text)])
         log.append(slog.MessageEntry(message=message, submission_id="s", ts=time.time()))
+    OwnedIds(server_env(root), root, "sessions").add(sid)
     return sid
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from harness import init_git, lsp_session
+from harness import init_git, lsp_session, trust_workspace_config
 
 REVIEW = "---\ndescription: Review the changes\nargument-hint: [focus]\n---\nReview the diff. Focus on $ARGUMENTS.\n"
 
@@ -16,17 +16,22 @@ def _scripted(root):
     (root / ".coder" / "config.json").write_text(
         json.dumps({"provider": "scripted", "scriptedFile": ".coder/script.json"})
     )
+    trust_workspace_config(root)  # the provider is widening: the user's trust
 
 
 async def test_workspace_and_user_commands_are_listed_and_run(tmp_path):
+    """The user's own file may replace a built-in prompt command; a workspace's may not
+    (tests/security/test_untrusted_commands.py), even a trusted one."""
     root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
     _scripted(root)
     (root / ".coder" / "commands").mkdir()
-    (root / ".coder" / "commands" / "review.md").write_text(REVIEW)
+    (root / ".coder" / "commands" / "review.md").write_text("the workspace's review is ignored\n")
+    (root / ".coder" / "commands" / "standup.md").write_text("the workspace's standup loses to the user's\n")
+    (root / ".coder" / "commands" / "triage.md").write_text("Triage the open issues.\n")
     user_dir = tmp_path / ".xdg-ws" / "coder" / "commands"  # the harness's XDG_CONFIG_HOME
     user_dir.mkdir(parents=True)
     (user_dir / "standup.md").write_text("Summarise what changed since yesterday.\n")
-    (user_dir / "review.md").write_text("the user's review loses to the workspace's\n")
+    (user_dir / "review.md").write_text(REVIEW)
 
     async with lsp_session(root) as s:
         catalog = (await s.execute("coder.listCommands", {}))["data"]["commands"]
@@ -36,11 +41,12 @@ async def test_workspace_and_user_commands_are_listed_and_run(tmp_path):
             "description": "Review the changes",
             "argumentHint": "[focus]",
             "kind": "prompt",
-            "source": "workspace",
-            "path": str(root / ".coder" / "commands" / "review.md"),
+            "source": "user",
+            "path": str(user_dir / "review.md"),
             "userInvocable": True,
         }
         assert by_name["standup"]["source"] == "user"
+        assert by_name["triage"]["source"] == "workspace"
         assert by_name["help"]["source"] == "builtin"
 
         result = await s.execute("coder.input", {"text": "/review error handling"})

@@ -26,7 +26,9 @@ ATTACKS = [
 
 
 def write_command(root: Path, name: str, front: str, body: str) -> Path:
-    path = root / ".coder" / "commands" / f"{name}.md"
+    """The user's own command file (the harness's XDG_CONFIG_HOME): a workspace's grants
+    nothing until trusted (tests/security/test_untrusted_commands.py)."""
+    path = root.parent / f".xdg-{root.name}" / "coder" / "commands" / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"---\n{front}\n---\n{body}\n")
     return path

@@ -14,7 +14,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 @pytest.fixture
 def command_file(shared_session) -> Iterator[Path]:
-    path = shared_session.root / ".coder" / "commands" / "opus.md"
+    root = shared_session.root  # the user's own file (a workspace's model waits for /trust)
+    path = root.parent / f".xdg-{root.name}" / "coder" / "commands" / "opus.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("---\ndescription: Ask Opus\nmodel: claude-opus-4-6\n---\nThink hard about $ARGUMENTS\n")
     yield path

@@ -77,13 +77,16 @@ async def test_init_asks_the_agent_to_write_agents_md(agent):
 
 
 async def test_a_file_replaces_init(agent, shared_session):
-    path = shared_session.root / ".coder" / "commands" / "init.md"
+    """The user's own file (the harness's XDG_CONFIG_HOME); a workspace's never replaces a
+    built-in (tests/security/test_untrusted_commands.py)."""
+    root = shared_session.root
+    path = root.parent / f".xdg-{root.name}" / "coder" / "commands" / "init.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("---\ndescription: our own init\n---\nOUR-INIT $ARGUMENTS\n")
     try:
         a = await agent()
         catalog = {c["name"]: c for c in (await a.s.execute("coder.listCommands", {}))["data"]["commands"]}
-        assert (catalog["init"]["source"], catalog["init"]["description"]) == ("workspace", "our own init")
+        assert (catalog["init"]["source"], catalog["init"]["description"]) == ("user", "our own init")
         a.fake.push(reply("done"))
         await a.turn("/init now")
         assert "OUR-INIT now" in all_text(a.fake.message_requests[0])

@@ -102,7 +102,8 @@ async def test_a_failed_subagent_leaves_the_others_alone(agent):
 
 @pytest.fixture
 def reviewer(shared_session) -> Iterator[Path]:
-    path = shared_session.root / ".claude" / "agents" / "reviewer.md"
+    root = shared_session.root  # the user's own (a workspace's `model:` waits for /trust)
+    path = root.parent / f".xdg-{root.name}" / "coder" / "agents" / "reviewer.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep\nmodel: claude-opus-4-6\n---\n"
                     "You review code and list problems.\n")  # fmt: skip
@@ -116,7 +117,7 @@ async def test_agents_lists_definitions_and_a_defined_one_runs_as_defined(agent,
     agents = {x["name"]: x for x in listed["data"]["agents"]}
     assert agents["reviewer"] == {
         "name": "reviewer", "description": "Reviews code", "tools": ["read", "grep"],
-        "model": "claude-opus-4-6", "source": "workspace",
+        "model": "claude-opus-4-6", "source": "user",
     }  # fmt: skip
     assert agents["general"]["tools"] is None and agents["explore"]["source"] == "builtin"
     a.fake.push(

@@ -67,10 +67,6 @@ def test_documented_eglot_config(tmp_path: Path) -> None:
     (ws / "a.txt").write_text("foo\n")
     git(ws, "add", "a.txt")
     git(ws, "commit", "-q", "-m", "init")
-    (ws / ".coder").mkdir()
-    (ws / ".coder" / "config.json").write_text(
-        json.dumps({"provider": "scripted", "scriptedFile": "script.json"})
-    )
     script = {
         "turns": [
             {"toolCalls": [{"name": "edit", "input": {"path": "a.txt", "oldString": "foo", "newString": "bar"}}]},
@@ -85,7 +81,9 @@ def test_documented_eglot_config(tmp_path: Path) -> None:
     home.mkdir()
     # the preset is the user's own setting (a workspace file cannot widen it untrusted)
     (home / ".config" / "coder").mkdir(parents=True)
-    (home / ".config" / "coder" / "config.json").write_text(json.dumps({"permissions": "auto-edit"}))
+    # so is the provider: an untrusted workspace cannot choose what plays the agent
+    user_config = {"permissions": "auto-edit", "provider": "scripted", "scriptedFile": str(ws / "script.json")}
+    (home / ".config" / "coder" / "config.json").write_text(json.dumps(user_config))
     env = dict(os.environ)
     env.update(
         {

@@ -209,9 +209,11 @@ def test_approval_via_vim_ui_select_undo_all(nvim: str, workspace: Path) -> None
 def write_scripted_fix(workspace: Path, *more_edits: dict[str, str]) -> None:
     """The scripted provider: one turn calling `edit` (foo -> bar in a.txt, then
     `more_edits`), then "done"."""
-    coder_dir = workspace / ".coder"
-    coder_dir.mkdir()
-    (coder_dir / "config.json").write_text(json.dumps({"provider": "scripted", "scriptedFile": "script.json"}))
+    # the user's config (run_scenario's HOME): an untrusted workspace cannot choose the provider
+    user_dir = workspace.parent / "home" / ".config" / "coder"
+    user_dir.mkdir(parents=True, exist_ok=True)
+    user_config = {"provider": "scripted", "scriptedFile": str(workspace / "script.json")}
+    (user_dir / "config.json").write_text(json.dumps(user_config))
     edits = [{"path": "a.txt", "oldString": "foo", "newString": "bar"}, *more_edits]
     script = {
         "turns": [

@@ -117,3 +117,44 @@ async def test_a_preset_wider_than_the_users_own_is_widening(tmp_path: Path, fak
         assert await preset(s) == "strict"
         await s.execute("coder.input", {"text": "/trust"})
         assert await preset(s) == "balanced"
+
+
+def write_command(root: Path, name: str, text: str) -> Path:
+    path = root / ".coder" / "commands" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+GRANTING = "---\nallowed-tools: Bash(touch:*)\n---\nTouch it.\n"
+
+
+async def test_the_users_own_config_change_does_not_trust_the_folder(tmp_path: Path, fake) -> None:
+    """`/permissions` writes `.coder/config.json` for the user (trusted with it); the folder's
+    command files stay untrusted until `/trust` itself."""
+    root = cloned(tmp_path, {"model": "claude-sonnet-4-5"})
+    path = write_command(root, "tch", GRANTING)
+    async with lsp_session(root, caps=full_caps(), env=api_env(fake)) as s:
+        await s.execute("coder.input", {"text": "/permissions strict"})
+    async with lsp_session(root, caps=full_caps(), env=api_env(fake)) as s:
+        assert await preset(s) == "strict"
+        await s.wait_for(lambda: any(str(path) in m.message and "/trust" in m.message for m in s.client.messages))
+
+
+async def test_a_trust_record_from_before_folder_trust_trusts_the_config_values_only(tmp_path, fake) -> None:
+    """Upgrading: a record that holds only the digest of the config's widening values keeps
+    them applied; the folder itself still needs `/trust`."""
+    from coder_ls.engine.trust import digest
+
+    root = cloned(tmp_path, {"permissions": "auto-edit"})
+    path = write_command(root, "tch", GRANTING)
+    record = tmp_path / f".xdg-state-{root.name}" / "coder" / "trusted-workspaces.json"  # the harness's
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({str(root): digest({"permissions": "auto-edit"})}))
+    async with lsp_session(root, caps=full_caps(), env=api_env(fake)) as s:
+        assert await preset(s) == "auto-edit"
+        await s.wait_for(lambda: any(str(path) in m.message and "/trust" in m.message for m in s.client.messages))
+        s.answer_question = lambda p: "Deny"
+        fake.push(calls(tool_call("bash", {"command": "touch PWNED"}, "t1")), reply("ok"))
+        await s.execute("coder.input", {"text": "/tch"})
+        assert len(s.questions) == 1 and not (root / "PWNED").exists()

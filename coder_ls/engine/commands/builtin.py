@@ -247,11 +247,11 @@ async def cmd_task(ctx: CommandContext, args: str) -> CommandOutcome:
     if not words:
         return _usage_error("/task <goal> [--budget TOKENS], /task status [id], /task list, /task resume [id]")
     if head == "list":
-        tasks = taskstore.list_tasks(ctx.root)
+        tasks = taskstore.list_tasks(ctx.root, ctx.owned_tasks)
         reply = "\n".join(_task_line(t) for t in tasks) or "No tasks in this workspace."
         return CommandOutcome(reply=reply, data=TaskList(tasks=[task_data(t) for t in tasks]))
     if head in ("status", "resume"):
-        state = taskstore.find(ctx.root, words[1] if len(words) > 1 else None)
+        state = taskstore.find(ctx.root, words[1] if len(words) > 1 else None, ctx.owned_tasks)
         if state is None:
             which = f"matching {words[1]!r}" if len(words) > 1 else "in this workspace"
             return CommandOutcome(error=f"/task {head}: no task {which}", error_code="unknown_task")

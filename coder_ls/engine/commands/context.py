@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from pathlib import Path
 
 import msgspec
@@ -29,3 +29,4 @@ class CommandContext(msgspec.Struct):
     resolve_session: Callable[[str], SessionInfo | str]  # the session, or an error message
     agent_defs: Callable[[], Sequence[AgentDef]] = _no_agents  # the subagent definitions
     models: Callable[[str], ModelData] = _builtin_models  # `/model`'s listing, `current` resolved
+    owned_tasks: Container[str] = frozenset()  # the ids of the tasks this user created here

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 
 from coder_ls.engine.commands.frontmatter import CommandMeta
+from coder_ls.engine.trust import Origin
 from coder_ls.protocol.actions import CommandOutcome
 from coder_ls.protocol.results import CommandInfo
 
@@ -32,6 +33,7 @@ class Command(msgspec.Struct, frozen=True):
     meta: CommandMeta | None = None  # a file's front matter
     body: str = ""  # a file's text after the front matter
     skill_dir: Path | None = None  # a skill's folder
+    origin: Origin = "builtin"  # whose file it is (a skill's `source` does not say)
 
     def info(self) -> CommandInfo:
         meta = self.meta

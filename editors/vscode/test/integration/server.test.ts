@@ -153,8 +153,13 @@ describe('coder-ls over stdio', { skip, timeout: 120_000 }, () => {
     git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'add', '.');
     git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'init');
     // An offline agent turn: the server's `scripted` provider replays these turns.
+    // The user's config (XDG_CONFIG_HOME below): an untrusted workspace cannot choose the provider.
     mkdirSync(join(ws, '.coder'));
-    writeFileSync(join(ws, '.coder', 'config.json'), JSON.stringify({ provider: 'scripted', scriptedFile: 'script.json' }));
+    mkdirSync(join(dir, 'home', '.config', 'coder'), { recursive: true });
+    writeFileSync(
+      join(dir, 'home', '.config', 'coder', 'config.json'),
+      JSON.stringify({ provider: 'scripted', scriptedFile: join(ws, 'script.json') }),
+    );
     writeFileSync(join(ws, 'script.json'), JSON.stringify(SCRIPT));
 
     proc = spawn(cmd, cmdArgs, {
