@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -160,3 +161,42 @@ def _git(root: Path, *args: str) -> str:
         ["git", "-C", str(root), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True
     )
     return done.stdout
+
+
+class UdpSink:
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+
+    def received(self) -> list[bytes]:
+        got = []
+        with contextlib.suppress(OSError):
+            while True:
+                got.append(self.sock.recv(100))
+        return got
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_udp_does_not_reach_the_hosts_loopback(tmp_path, fake, backend):
+    root = init_git(tmp_path / "ws", {"app.py": APP})
+    sink = UdpSink()
+    send = (
+        f"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+        f"s.sendto(b'leak', ('127.0.0.1', {sink.port})); print('SENT')"
+    )
+    send6 = "import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); print('SOCKET6')"
+    try:
+        async with server(root, fake, backend) as s:
+            s.answer_question = lambda p: None
+            out, out6 = await agent_runs(s, fake, f'python3 -c "{send}"', f'python3 -c "{send6}"')
+        assert sink.received() == [], out
+        if backend == "landlock":  # no socket at all, and a message the rerun question understands
+            assert "SENT" not in out and "Permission denied" in out, out
+            assert "SOCKET6" not in out6, out6
+        async with server(root, fake, backend, {"sandbox": {"network": True}}) as s:
+            (allowed,) = await agent_runs(s, fake, f'python3 -c "{send}"')
+        assert "SENT" in allowed and sink.received() == [b"leak"]
+    finally:
+        sink.sock.close()
