@@ -13,7 +13,7 @@ in `$XDG_RUNTIME_DIR` when it is a private directory of ours, else in the user's
 state directory: never in `/dev/shm` or `/tmp`, which a sandboxed command may be
 able to write (Landlock grants `/dev/shm`). `sweep` removes it; directories left
 by servers that died without sweeping are removed by `remove_stale_run_dirs` at
-start.
+start. `on_signals` makes SIGTERM, SIGHUP and SIGINT sweep too.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ import signal
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 from coder_ls.engine.trust import state_dir
 
@@ -168,3 +170,23 @@ def sweep() -> None:
     if _private(path):
         shutil.rmtree(path, ignore_errors=True)
 
+
+SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+def on_signals(cleanup: Callable[[], None] = sweep) -> None:
+    """SIGTERM, SIGHUP and SIGINT end the server the way `exit` does: `cleanup` (every
+    descendant killed, `setsid`/`nohup` jobs included, the state directory removed), then
+    the signal's own default action, so the exit status still says which signal it was."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        for sig in SIGNALS:  # a second signal during the sweep does not cut it short
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            cleanup()
+        finally:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    for sig in SIGNALS:
+        signal.signal(sig, handler)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
+import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +30,7 @@ from lsprotocol import types
 
 from coder_ls.engine import sandbox
 from coder_ls.engine.landlock import abi
+from security.test_processes_e2e import _gone, _sleepers
 from security.test_sandbox_e2e import agent_runs
 
 pytestmark = pytest.mark.filterwarnings("ignore:Unknown progress token")
@@ -200,3 +203,38 @@ async def test_udp_does_not_reach_the_hosts_loopback(tmp_path, fake, backend):
         assert "SENT" in allowed and sink.received() == [b"leak"]
     finally:
         sink.sock.close()
+
+
+@pytest.fixture
+def cleanup():
+    markers: list[str] = []
+    yield markers
+    for m in markers:
+        for pid in _sleepers(m):
+            os.kill(pid, 9)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+async def test_a_signal_to_the_server_ends_every_job_it_started(tmp_path, fake, cleanup, sig):
+    root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
+    base = random.randint(100000, 900000)
+    markers = {
+        f"{base}.1": f"nohup sleep {base}.1 >/dev/null 2>&1 &",
+        f"{base}.2": f"setsid sleep {base}.2 >/dev/null 2>&1 &",
+        f"{base}.3": f"setsid -f sh -c 'sleep {base}.3 >/dev/null 2>&1 &'",
+    }
+    cleanup.extend([*markers, f"{base}.4"])
+    async with server(root, fake, "bwrap" if sandbox.bwrap_path() else "landlock") as s:
+        for command in markers.values():
+            assert (await s.execute("coder.shell", {"command": command}))["status"] == "completed"
+        await agent_runs(s, fake, f"setsid nohup sleep {base}.4 >/dev/null 2>&1 &")
+        for m in markers:
+            for _ in range(100):
+                if _sleepers(m):
+                    break
+                await asyncio.sleep(0.02)
+            assert _sleepers(m), f"{m} did not start"
+        proc = server_process(s)
+        proc.send_signal(sig)
+        await asyncio.wait_for(proc.wait(), 15)
+        assert await _gone(cleanup) == []
