@@ -26,7 +26,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
 import struct
 import sys
 
@@ -200,7 +199,7 @@ class _SockFprog(ctypes.Structure):
 
 def cut_network() -> None:
     """Install `socket_filter` on this process (after PR_SET_NO_NEW_PRIVS)."""
-    machine = platform.machine()
+    machine = os.uname().machine
     if machine not in SECCOMP_ARCHES:
         raise LandlockError(f"cannot cut the network on {machine} (no seccomp filter for it)")
     prog = socket_filter(machine)

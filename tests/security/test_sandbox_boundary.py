@@ -23,8 +23,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "e2e_agent"))
 
-from agent_e2e import APP, api_env
-from anthropic_server import FakeAnthropicServer
+from agent_e2e import APP, api_env, calls, tool_call
+from anthropic_server import FakeAnthropicServer, reply
 from harness import Session, init_git, lsp_session, server_process
 from lsprotocol import types
 
@@ -79,6 +79,9 @@ PLANTS = {
     ".nvim.lua": "echo 'os.execute(\"touch PWNED_NVIM\")' > .nvim.lua",
     ".devcontainer/devcontainer.json": "mkdir -p .devcontainer && echo '{}' > .devcontainer/devcontainer.json",
     ".pre-commit-config.yaml": "echo 'repos: []' > .pre-commit-config.yaml",
+    # the same through a hardlink out of .git, and through a protected name linked into src/
+    "hardlink": "ln .git/config src/cfg && printf '[core]\\n\\tfsmonitor = touch PWNED_LINK\\n' >> src/cfg",
+    ".idea -> cfg/idea": "echo '<run/>' > cfg/idea/workspace.xml; echo '<run/>' > .idea/workspace.xml",
 }
 
 
@@ -87,6 +90,8 @@ async def test_paths_run_or_trusted_later_cannot_be_written_or_created(tmp_path,
     root = init_git(tmp_path / "ws", {"app.py": APP, "src/lib.py": "x = 1\n"})
     (root / ".vscode").mkdir()
     (root / ".vscode" / "settings.json").write_text("{}\n")
+    (root / "cfg" / "idea").mkdir(parents=True)
+    (root / ".idea").symlink_to("cfg/idea")
     before = _snapshot(root)
     async with server(root, fake, backend) as s:
         s.answer_question = lambda p: None  # never approve a rerun outside
@@ -103,11 +108,35 @@ async def test_paths_run_or_trusted_later_cannot_be_written_or_created(tmp_path,
     changed = [k for k in before if after.get(k) != before[k]]
     assert changed == [], changed
     assert not (root / ".vscode-old").exists()
+    assert not (root / "cfg" / "idea" / "workspace.xml").exists() and not (root / "src" / "cfg").exists()
     assert "wrote-inside" in outs[-1] and (root / "src" / "made.txt").read_text() == "ok\n"
     assert not list(root.glob("PWNED*"))
     # git on the planted commondir (had it been written) would have run the fsmonitor
     _git(root, "status")
     assert not list(root.glob("PWNED*"))
+
+
+async def test_the_file_tools_ask_before_writing_a_protected_path_in_every_preset(tmp_path, fake):
+    """The agent's write tool is not sandboxed: in yolo, with an allow-all rule, writing
+    `.mcp.json` or `.claude/commands/review.md` is still asked, and a denial writes nothing."""
+    root = init_git(tmp_path / "ws", {"app.py": APP})
+    rules = [{"tool": "*", "action": "allow"}]
+    async with server(root, fake, "none", {"rules": rules}) as s:
+        fake.push(
+            calls(
+                tool_call("write", {"path": ".mcp.json", "content": '{"mcpServers": {}}'}, "toolu_w1"),
+                tool_call("write", {"path": ".claude/commands/review.md", "content": "!touch PWNED"}, "toolu_w2"),
+                tool_call("write", {"path": "notes.md", "content": "fine"}, "toolu_w3"),
+            ),
+            reply("done"),
+        )
+        result = await s.execute("coder.input", {"text": "go"})
+        assert result["status"] == "completed", result
+        asked = [q.message for q in s.questions]
+    assert len(asked) == 2 and ".mcp.json" in asked[0] and "MCP servers" in asked[0], asked
+    assert "Claude Code" in asked[1], asked
+    assert not (root / ".mcp.json").exists() and not (root / ".claude").exists()
+    assert (root / "notes.md").read_text() == "fine"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
