@@ -15,6 +15,7 @@ import pytest
 
 from coder_ls.agent.policy import Grant, SessionGrants, decide
 from coder_ls.engine import landlock, lifetime, protected, sandbox
+from coder_ls.engine.sandbox import WRITABLE_DEVICE_DIRS, WRITABLE_DEVICES
 from coder_ls.protocol.config import Config, Rule
 
 
@@ -79,8 +80,11 @@ def test_a_writable_root_holding_the_workspace_and_the_server_state_is_split(roo
         assert not Path(p).is_relative_to(state), p
         assert not Path(p).is_relative_to(root / ".git") and not Path(p).is_relative_to(root / ".claude"), p
         assert Path(p) not in (tmp_path, root), p
-    argv = sandbox.wrap(box, ["true"]) if sandbox.bwrap_path() else []
-    assert not any(a == str(state) or a.startswith(f"{state}/") for a in argv[argv.index("--") :] if argv)
+    if sandbox.bwrap_path():  # the same parts as bubblewrap binds
+        argv = sandbox.wrap(box, ["true"])
+        binds = {Path(argv[i + 1]) for i, a in enumerate(argv) if a == "--bind"}
+        devices = {Path(p) for p in (*WRITABLE_DEVICES, *WRITABLE_DEVICE_DIRS)}
+        assert binds == {Path(box.tmp), Path(box.cache), *map(Path, dirs), *map(Path, files)} - devices
 
 
 def _launch(*args: str, code: str) -> subprocess.CompletedProcess[str]:
