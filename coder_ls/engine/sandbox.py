@@ -226,6 +226,14 @@ def wrap(sb: Sandbox, argv: Sequence[str], extra_writable: Sequence[str] = ()) -
     return args + list(argv)
 
 
+# Told to the model after a command failed on the sandbox, so that it knows why.
+WALLS = (
+    "the sandbox keeps .git and the other protected paths (" + ", ".join(protected.PROTECTED) + ") read-only, "
+    "and no entry can be created, renamed or removed directly at the workspace's top: create top-level "
+    "files with the write tool; git commands that write run only outside, with the user's approval"
+)
+
+
 def failed_on_sandbox(output: str, exit_code: int | None) -> bool:
     """A command that failed and says why in a way the sandbox causes."""
     if exit_code in (0, None):

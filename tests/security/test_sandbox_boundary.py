@@ -150,7 +150,7 @@ async def test_git_writes_in_the_sandbox_are_asked_to_run_outside(tmp_path, fake
         s.answer_question = lambda p: None
         (denied,) = await agent_runs(s, fake, commit)
         assert len(s.questions) == 1 and commit in s.questions[0].message
-        assert "did not approve" in denied, denied
+        assert "did not approve" in denied and "keeps .git" in denied, denied  # the model is told why
         assert "agent-commit" not in _git(root, "log", "--format=%s")
         s.answer_question = lambda p: "Run outside the sandbox"
         (approved,) = await agent_runs(s, fake, commit)
