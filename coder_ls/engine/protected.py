@@ -25,6 +25,7 @@ from pathlib import Path
 # name -> what later runs or trusts it (the question the file tools ask says this).
 PROTECTED: dict[str, str] = {
     ".git": "git's internals (its config, hooks and commondir run code on any later git command)",
+    ".gitmodules": "it names the submodules, whose .git files are protected too, and where git clones them from",
     ".coder": "the agent's own configuration (it could change its permissions, commands and skills)",
     ".claude": "Claude Code's settings, hooks and slash commands, which run outside the sandbox",
     ".mcp.json": "it names the MCP servers that MCP clients start",
@@ -52,12 +53,28 @@ def reason(name: str) -> str:
     return f"it is in {name}: {PROTECTED[name]}"
 
 
+def submodule_gits(root: Path) -> list[Path]:
+    """The `.git` files of the submodules `.gitmodules` lists (`path = sub/dir`): a nested
+    repository's pointer to its git dir, which git follows like the top one."""
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        rel = Path(os.path.normpath(value.strip().strip('"')))
+        if key.strip() == "path" and value.strip() and not rel.is_absolute() and ".." not in rel.parts:
+            out.append(root / rel / ".git")
+    return out
+
+
 def kept_out(root: Path) -> set[Path]:
-    """The protected paths of the workspace `root` (resolved), existing or not, and the real
-    location of each that is a link into the workspace (writes there would be writes here)."""
+    """The protected paths of the workspace `root` (resolved), existing or not, the `.git`
+    of each submodule, and the real location of each that is a link into the workspace
+    (writes there would be writes here)."""
     out: set[Path] = set()
-    for name in PROTECTED:
-        path = root / name
+    for path in (*(root / name for name in PROTECTED), *submodule_gits(root)):
         out.add(path)
         if path.is_symlink():
             real = Path(os.path.realpath(path))

@@ -79,6 +79,7 @@ PLANTS = {
     ".nvim.lua": "echo 'os.execute(\"touch PWNED_NVIM\")' > .nvim.lua",
     ".devcontainer/devcontainer.json": "mkdir -p .devcontainer && echo '{}' > .devcontainer/devcontainer.json",
     ".pre-commit-config.yaml": "echo 'repos: []' > .pre-commit-config.yaml",
+    ".gitmodules": "printf '[submodule \"s\"]\\n\\tpath = src\\n' > .gitmodules",
     # the same through a hardlink out of .git, and through a protected name linked into src/
     "hardlink": "ln .git/config src/cfg && printf '[core]\\n\\tfsmonitor = touch PWNED_LINK\\n' >> src/cfg",
     ".idea -> cfg/idea": "echo '<run/>' > cfg/idea/workspace.xml; echo '<run/>' > .idea/workspace.xml",

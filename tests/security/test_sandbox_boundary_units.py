@@ -150,3 +150,16 @@ def test_the_state_dir_is_never_in_dev_shm_or_tmp(tmp_path, monkeypatch):
     own.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(own))
     assert lifetime.run_parent() == own
+
+
+def test_a_submodules_git_file_and_gitmodules_are_kept_out(root, tmp_path):
+    (root / "libs" / "x" / "src").mkdir(parents=True)
+    (root / "libs" / "x" / ".git").write_text("gitdir: ../../.git/modules/x\n")
+    (root / "libs" / "y").mkdir()
+    (root / ".gitmodules").write_text(
+        '[submodule "x"]\n\tpath = libs/x\n[submodule "z"]\n\tpath = ../../etc\n[submodule "w"]\n\tpath = /etc\n'
+    )
+    dirs, files = sandbox.landlock_grants(_box(root, tmp_path))
+    granted = {Path(p).relative_to(root).as_posix() for p in (*dirs, *files) if Path(p).is_relative_to(root)}
+    assert {"libs/x/src", "libs/y"} <= granted and "libs/x/.git" not in granted and "libs" not in granted
+    assert ".gitmodules" not in granted and not any(p.startswith("/etc") for p in (*dirs, *files))
