@@ -228,7 +228,7 @@ def wrap(sb: Sandbox, argv: Sequence[str], extra_writable: Sequence[str] = ()) -
 
 # Told to the model after a command failed on the sandbox, so that it knows why.
 WALLS = (
-    "the sandbox keeps .git and the other protected paths (" + ", ".join(protected.PROTECTED) + ") read-only, "
+    "the sandbox keeps the protected paths (" + ", ".join(protected.PROTECTED) + ") read-only, "
     "and no entry can be created, renamed or removed directly at the workspace's top: create top-level "
     "files with the write tool; git commands that write run only outside, with the user's approval"
 )

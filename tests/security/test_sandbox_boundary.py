@@ -151,7 +151,8 @@ async def test_git_writes_in_the_sandbox_are_asked_to_run_outside(tmp_path, fake
         s.answer_question = lambda p: None
         (denied,) = await agent_runs(s, fake, commit)
         assert len(s.questions) == 1 and commit in s.questions[0].message
-        assert "did not approve" in denied and "keeps .git" in denied, denied  # the model is told why
+        assert "did not approve" in denied, denied
+        assert ".git, " in denied and "read-only" in denied, denied  # the model is told why
         assert "agent-commit" not in _git(root, "log", "--format=%s")
         s.answer_question = lambda p: "Run outside the sandbox"
         (approved,) = await agent_runs(s, fake, commit)
