@@ -1,6 +1,7 @@
 """`/commit` end to end in a real git repository: the git state is in the prompt, the
 model's `git add` and `git commit` need no permission question (balanced preset), fail on
-the sandbox's read-only `.git`, and make a real commit once the user lets them run outside; amending, skipping hooks, changing config and pushing are denied."""
+the sandbox's read-only `.git`, and make a real commit once the user lets them run
+outside; amending, skipping hooks, changing config and pushing are denied."""
 
 from __future__ import annotations
 
