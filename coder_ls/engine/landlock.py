@@ -16,9 +16,9 @@ outside its domain (the server) nor reach abstract Unix sockets. If the kernel c
 restrict, it says why and exits 126: a command never runs unrestricted by accident.
 
 Landlock only grants; it cannot take a subpath back out of a granted directory. So
-`sandbox.py` grants the workspace's entries one by one, leaving out `.git` and `.coder`,
-and inside `.git` every entry but `hooks` and `config`: see docs/security.md for what
-that costs (no new top-level entries, no git writes that create files in `.git`).
+`sandbox.py` grants the workspace entry by entry around the protected paths
+(`protected.writable_parts`, the same parts bubblewrap binds): see docs/security.md for
+what that costs (no new top-level entries, no git writes).
 """
 
 from __future__ import annotations
