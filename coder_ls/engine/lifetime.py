@@ -83,7 +83,9 @@ def _alive(pid: int) -> bool:
 def remove_stale_run_dirs() -> int:
     """Remove the state directories of our servers that are gone; how many were removed."""
     # /dev/shm and the temp directory: where earlier versions kept them.
-    parents = {run_parent(), Path("/dev/shm"), Path(tempfile.gettempdir())}
+    parents = {Path("/dev/shm"), Path(tempfile.gettempdir())}
+    with contextlib.suppress(OSError):  # no state dir (a read-only home): the shell says so later
+        parents.add(run_parent())
     removed = 0
     for parent in parents:
         with contextlib.suppress(OSError):

@@ -163,3 +163,13 @@ def test_a_submodules_git_file_and_gitmodules_are_kept_out(root, tmp_path):
     granted = {Path(p).relative_to(root).as_posix() for p in (*dirs, *files) if Path(p).is_relative_to(root)}
     assert {"libs/x/src", "libs/y"} <= granted and "libs/x/.git" not in granted and "libs" not in granted
     assert ".gitmodules" not in granted and not any(p.startswith("/etc") for p in (*dirs, *files))
+
+
+def test_an_unusable_state_dir_does_not_stop_the_start_and_is_never_replaced_by_tmp(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory\n")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    lifetime.remove_stale_run_dirs()  # the server's start goes on
+    with pytest.raises(OSError):
+        lifetime.run_dir()  # and the shell gets an error, not a directory in /tmp or /dev/shm
