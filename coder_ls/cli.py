@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     become_subreaper()
     lifetime.remove_stale_run_dirs()
     atexit.register(lifetime.sweep)
+    lifetime.on_signals()  # SIGTERM, SIGHUP, SIGINT: the same sweep, then die of the signal
     server = build_server()
     try:
         if args.tcp:

@@ -20,6 +20,7 @@ covers only the exact command it names.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -29,6 +30,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path
+from coder_ls.engine.protected import protected_name
+from coder_ls.engine.protected import reason as protected_why
 from coder_ls.engine.shellparse import Command, ParsedLine, parse
 from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule
@@ -64,7 +67,6 @@ EXACT_PROGRAMS = frozenset(
 )
 # Flags that hand code to a program: never covered by a prefix.
 CODE_FLAGS = frozenset({"-c", "-e", "--eval", "--command", "-exec", "-execdir", "-ok", "--exec"})
-PROTECTED_DIRS = (".git", ".coder")
 
 
 class Decision(msgspec.Struct, frozen=True):
@@ -324,11 +326,11 @@ def _protected(real: Path, real_root: Path) -> bool:
         parts = real.relative_to(real_root).parts
     except ValueError:
         return False
-    return any(part in PROTECTED_DIRS for part in parts)
+    return protected_name(parts) is not None
 
 
 def protected_reason(tool: str, input: Any, root: Path) -> str | None:
-    """Why a file tool writing this path must be asked about (`.git/` internals, `.coder/`)."""
+    """Why a file tool writing this path must be asked about (`engine/protected.py`)."""
     if tool not in WRITE_TOOLS:
         return None
     raw = _field(input, "path")
@@ -337,11 +339,11 @@ def protected_reason(tool: str, input: Any, root: Path) -> str | None:
     lexical = Path(os.path.normpath(root / raw))
     real = Path(os.path.realpath(lexical))
     real_root = root.resolve()
-    if not (_protected(real, real_root) or _protected(lexical, Path(os.path.abspath(root)))):
-        return None
-    if ".coder" in real.parts or ".coder" in lexical.parts:
-        return "it is in .coder/, the agent's own configuration (it could change its permissions)"
-    return "it is in .git/, git's internals (its config and hooks can run code on any later git command)"
+    for path, top in ((real, real_root), (lexical, Path(os.path.abspath(root)))):
+        with contextlib.suppress(ValueError):
+            if name := protected_name(path.relative_to(top).parts):
+                return protected_why(name)
+    return None
 
 
 def _rel_for(tool: str, input: Any, root: Path, config: Config) -> tuple[str | None, str | None]:

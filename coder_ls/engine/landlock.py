@@ -8,20 +8,23 @@ It restricts itself (Linux Landlock, unprivileged: `PR_SET_NO_NEW_PRIVS`, then
 `landlock_create_ruleset` / `landlock_add_rule` / `landlock_restrict_self`) and execs
 ARGV, which inherits the restriction, as do its children: the whole filesystem stays
 readable and executable, and only the given directories (everything beneath them) and
-files can be written, created, removed or renamed into. With ABI 4 and `--no-network`,
-TCP bind and connect are refused; with ABI 6 the command can neither signal processes
+files can be written, created, removed or renamed into. With `--no-network`, a seccomp
+filter refuses every socket but Unix and netlink ones (Landlock restricts TCP only, from
+ABI 4: UDP would reach the host's loopback) and io_uring (which can open sockets past it);
+with ABI 6 the command can neither signal processes
 outside its domain (the server) nor reach abstract Unix sockets. If the kernel cannot
 restrict, it says why and exits 126: a command never runs unrestricted by accident.
 
 Landlock only grants; it cannot take a subpath back out of a granted directory. So
-`sandbox.py` grants the workspace's entries one by one, leaving out `.git` and `.coder`,
-and inside `.git` every entry but `hooks` and `config`: see docs/security.md for what
-that costs (no new top-level entries, no git writes that create files in `.git`).
+`sandbox.py` grants the workspace entry by entry around the protected paths
+(`protected.writable_parts`, the same parts bubblewrap binds): see docs/security.md for
+what that costs (no new top-level entries, no git writes).
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import struct
 import sys
@@ -147,6 +150,64 @@ def restrict(dirs: list[str], files: list[str], *, network: bool, version: int) 
         os.close(ruleset)
 
 
+# seccomp: the syscall numbers and audit arch of the architectures the filter knows.
+SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, 425), "aarch64": (0xC00000B7, 198, 425)}  # arch, socket, io_uring_setup
+X32_BIT = 0x40000000
+AF_UNIX, AF_NETLINK = 1, 16
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+RET_ALLOW = 0x7FFF0000
+LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
+
+
+def _errno(code: int) -> int:
+    return 0x00050000 | code  # SECCOMP_RET_ERRNO
+
+
+def socket_filter(machine: str) -> bytes:
+    """A classic-BPF seccomp program: `socket()` of any family but Unix and netlink fails
+    with EACCES ("Permission denied", which the server reads as a sandbox failure), as do
+    io_uring and system calls of another ABI (x32, 32-bit) that the filter cannot check."""
+    arch, nr_socket, nr_uring = SECCOMP_ARCHES[machine]
+
+    def op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+        return struct.pack("=HBBI", code, jt, jf, k)
+
+    deny = _errno(errno.EACCES)
+    prog = [
+        op(LD_W_ABS, 4),  # arch
+        op(JEQ_K, arch, 1, 0),
+        op(RET_K, _errno(errno.EPERM)),
+        op(LD_W_ABS, 0),  # nr
+        op(JGE_K, X32_BIT, 0, 1),
+        op(RET_K, _errno(errno.EPERM)),
+        op(JEQ_K, nr_uring, 0, 1),
+        op(RET_K, _errno(errno.EPERM)),
+        op(JEQ_K, nr_socket, 1, 0),
+        op(RET_K, RET_ALLOW),
+        op(LD_W_ABS, 16),  # args[0], the family (low word, little endian)
+        op(JEQ_K, AF_UNIX, 1, 0),
+        op(JEQ_K, AF_NETLINK, 0, 1),
+        op(RET_K, RET_ALLOW),
+        op(RET_K, deny),
+    ]
+    return b"".join(prog)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def cut_network() -> None:
+    """Install `socket_filter` on this process (after PR_SET_NO_NEW_PRIVS)."""
+    machine = os.uname().machine
+    if machine not in SECCOMP_ARCHES:
+        raise LandlockError(f"cannot cut the network on {machine} (no seccomp filter for it)")
+    prog = socket_filter(machine)
+    buf = ctypes.create_string_buffer(prog, len(prog))
+    fprog = _SockFprog(len(prog) // 8, ctypes.addressof(buf))
+    _check(_libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "seccomp filter")
+
+
 def main(argv: list[str]) -> int:
     dirs: list[str] = []
     files: list[str] = []
@@ -175,6 +236,8 @@ def main(argv: list[str]) -> int:
     try:
         drop_capabilities()
         restrict(dirs, files, network=network, version=version)
+        if not network:
+            cut_network()
     except LandlockError as exc:
         print(f"landlock: {exc}; the command was not run", file=sys.stderr)
         return 126

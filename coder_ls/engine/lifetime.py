@@ -7,9 +7,13 @@ PID 1. On shutdown, exit and a closed stdin `sweep` kills every descendant
 (found by walking `/proc`), by process group first, and reaps them.
 
 The shells keep their state files (saved cwd and `export -p` dumps, which may
-hold values the user exported) under one private 0700 directory per server,
-`coder-ls-<uid>-<pid>`, removed by `sweep`; directories left by servers that
-died without sweeping are removed by `remove_stale_run_dirs` at start.
+hold values the user exported, and which the user's next `!cmd` sources outside
+the sandbox) under one private 0700 directory per server, `coder-ls-<uid>-<pid>`,
+in `$XDG_RUNTIME_DIR` when it is a private directory of ours, else in the user's
+state directory: never in `/dev/shm` or `/tmp`, which a sandboxed command may be
+able to write (Landlock grants `/dev/shm`). `sweep` removes it; directories left
+by servers that died without sweeping are removed by `remove_stale_run_dirs` at
+start. `on_signals` makes SIGTERM, SIGHUP and SIGINT sweep too.
 """
 
 from __future__ import annotations
@@ -22,17 +26,27 @@ import signal
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+
+from coder_ls.engine.trust import state_dir
 
 _RUN_DIR = re.compile(r"^coder-ls-(\d+)-(\d+)$")
 
 
-def _run_parent() -> Path:
-    """A tmpfs for the state files when there is one (much faster than a disk)."""
-    for candidate in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):
-        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
-            return Path(candidate)
-    return Path(tempfile.gettempdir())
+def run_parent() -> Path:
+    """Where the per-server state directories go: `$XDG_RUNTIME_DIR` (a tmpfs) when it is
+    a private directory of ours, else `<state dir>/run` (created 0700). Never a directory
+    the sandbox can write, nor one other users share."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime) and _private(Path(runtime)):
+        return Path(runtime)
+    path = state_dir(os.environ) / "run"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    return path
 
 
 def _private(path: Path) -> bool:
@@ -45,7 +59,10 @@ def _private(path: Path) -> bool:
 
 def run_dir() -> Path:
     """This server's private state directory (created 0700 on first use)."""
-    path = _run_parent() / f"coder-ls-{os.getuid()}-{os.getpid()}"
+    parent = run_parent()
+    if not _private(parent):
+        raise PermissionError(f"{parent} is not a private directory of ours")
+    path = parent / f"coder-ls-{os.getuid()}-{os.getpid()}"
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o700)
     if not _private(path):  # somebody else made it: do not use it
@@ -65,7 +82,10 @@ def _alive(pid: int) -> bool:
 
 def remove_stale_run_dirs() -> int:
     """Remove the state directories of our servers that are gone; how many were removed."""
-    parents = {_run_parent(), Path(tempfile.gettempdir())}
+    # /dev/shm and the temp directory: where earlier versions kept them.
+    parents = {Path("/dev/shm"), Path(tempfile.gettempdir())}
+    with contextlib.suppress(OSError):  # no state dir (a read-only home): the shell says so later
+        parents.add(run_parent())
     removed = 0
     for parent in parents:
         with contextlib.suppress(OSError):
@@ -148,6 +168,27 @@ def kill_descendants(rounds: int = 20) -> int:
 def sweep() -> None:
     """At the end of serving: kill every descendant and remove our state directory."""
     kill_descendants()
-    path = _run_parent() / f"coder-ls-{os.getuid()}-{os.getpid()}"
+    path = run_parent() / f"coder-ls-{os.getuid()}-{os.getpid()}"
     if _private(path):
         shutil.rmtree(path, ignore_errors=True)
+
+
+SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+def on_signals(cleanup: Callable[[], None] = sweep) -> None:
+    """SIGTERM, SIGHUP and SIGINT end the server the way `exit` does: `cleanup` (every
+    descendant killed, `setsid`/`nohup` jobs included, the state directory removed), then
+    the signal's own default action, so the exit status still says which signal it was."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        for sig in SIGNALS:  # a second signal during the sweep does not cut it short
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            cleanup()
+        finally:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    for sig in SIGNALS:
+        signal.signal(sig, handler)

@@ -1,20 +1,22 @@
 """The OS sandbox of the agent's shell, built from `sandbox.*` settings: bubblewrap where
 it works, else Landlock (`engine/landlock.py`), else none (the caller warns once).
 
-`workspace-write` (the default): the whole filesystem read-only, the workspace
-writable except `.git/hooks`, `.git/config` and `.coder/` (bound read-only over
-it), a private writable /tmp, a per-workspace writable cache directory (see
-`CACHE_ENV`), `sandbox.writableRoots`, the shell's state directory; a new PID
-namespace; no network unless `sandbox.network`; the sandbox dies with the server.
+`workspace-write` (the default): the whole filesystem read-only; the workspace writable
+except the protected paths (`engine/protected.py`: `.git` whole, `.coder`, `.claude`,
+`.mcp.json`, `.envrc`, ..., existing or not), which both backends get by granting the
+workspace child by child (`protected.writable_parts`); a private writable /tmp, a
+per-workspace writable cache directory (see `CACHE_ENV`), `sandbox.writableRoots` (split
+the same way around the protected paths and the server's own directories), the shell's
+box folder; no network unless `sandbox.network`; the sandbox dies with the server.
 `read-only`: the same without the workspace and writable roots.
 
-Where bubblewrap does not work (probed once per process with a trivial command),
-Landlock does the same with what it can: writes only beneath granted paths, no TCP
-(ABI 4), no signals to processes outside (ABI 6), but no mount or PID namespace, so the
-protected paths are left out of the grants instead of bound read-only over them, and
-/tmp is the session's private directory through TMPDIR. `CODER_SANDBOX_BACKEND`
-(`bwrap`, `landlock`, `none`) forces one. With none, `available()` is False and the
-caller runs commands unsandboxed after warning the user once.
+Where bubblewrap does not work (probed once per process with a trivial command), Landlock
+does the same with what it can: writes only beneath granted paths, no network but Unix
+sockets (TCP by Landlock ABI 4, every other socket family by a seccomp filter), no signals
+to processes outside (ABI 6), but no mount or PID namespace: /tmp is the session's private
+directory through TMPDIR. `CODER_SANDBOX_BACKEND` (`bwrap`, `landlock`, `none`) forces one.
+With none, `available()` is False and the caller runs commands unsandboxed after warning
+the user once.
 """
 
 from __future__ import annotations
@@ -30,13 +32,13 @@ from pathlib import Path
 
 import msgspec
 
+from coder_ls.engine import lifetime, protected
+from coder_ls.engine.config import user_config_path
+from coder_ls.engine.trust import state_dir
 from coder_ls.protocol.config import SandboxConfig
 
 # Caches that tools keep under ~ (read-only in the sandbox) go to a per-workspace directory.
 CACHE_ENV = ("XDG_CACHE_HOME", "npm_config_cache", "PIP_CACHE_DIR", "GOCACHE", "GOMODCACHE", "YARN_CACHE_FOLDER")
-PROTECTED = (".git/hooks", ".git/config", ".coder")
-PROTECTED_TOP = frozenset({".git", ".coder"})
-PROTECTED_GIT = frozenset({"hooks", "config"})
 # What a command that failed because of the sandbox says.
 SANDBOX_FAILURES = (
     "read-only file system",
@@ -59,6 +61,9 @@ class Sandbox(msgspec.Struct, frozen=True):
     tmp: str  # bound as /tmp (Landlock: TMPDIR)
     cache: str
     backend: str = "bwrap"  # "bwrap" | "landlock"
+    # The server's own directories (its state, the user's config): never writable, even
+    # under a writable root that holds them.
+    private: tuple[str, ...] = ()
 
 
 @functools.cache
@@ -135,7 +140,15 @@ def resolve(config: SandboxConfig, root: Path, tmp: Path) -> Sandbox | None:
         tmp=str(tmp),
         cache=str(cache),
         backend=kind,
+        private=server_dirs(),
     )
+
+
+def server_dirs() -> tuple[str, ...]:
+    """Where the server keeps what it later runs or trusts: the shells' state, trust
+    records, the user's config (a writable root that holds one does not make it writable)."""
+    dirs = (lifetime.run_parent(), state_dir(os.environ), user_config_path(os.environ).parent)
+    return tuple(str(Path(os.path.realpath(d))) for d in dirs)
 
 
 def forced_env(sb: Sandbox) -> dict[str, str]:
@@ -147,66 +160,33 @@ def forced_env(sb: Sandbox) -> dict[str, str]:
     return env
 
 
-def _ro(path: Path) -> list[str]:
-    """Bind `path` read-only over itself; a symlink's target too (writes would go there)."""
-    args = ["--ro-bind", str(path), str(path)] if not path.is_symlink() else []
-    real = path.resolve()
-    if real != path and real.exists():
-        args += ["--ro-bind", str(real), str(real)]
-    return args
-
-
-def _protect(root: Path) -> list[str]:
-    """`--ro-bind` args for the protected paths; missing directories are created empty first."""
-    args: list[str] = []
-    git = root / ".git"
-    if git.is_file() and not git.is_symlink():  # a worktree's pointer to its git dir
-        args += _ro(git)
-    if git.is_dir() and not git.is_symlink():
-        # A mount point cannot be renamed: no `mv .git x; mkdir .git` with new hooks.
-        args += ["--bind", str(git), str(git)]
-        hooks = git / "hooks"
-        if not hooks.exists() and not hooks.is_symlink():
-            hooks.mkdir()
-        args += _ro(hooks)
-        config = git / "config"
-        if config.exists():
-            args += _ro(config)
-    coder = root / ".coder"
-    if not coder.exists() and not coder.is_symlink():
-        coder.mkdir()
-    if coder.exists():
-        args += _ro(coder)
-    return args
-
-
 # Devices a command may write (a redirection to /dev/null, a terminal); the rest stay read-only.
 WRITABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx")
 WRITABLE_DEVICE_DIRS = ("/dev/pts", "/dev/shm")
 LAUNCHER = str(Path(__file__).with_name("landlock.py"))
 
 
+def _kept_out(sb: Sandbox) -> set[Path]:
+    return protected.kept_out(Path(sb.root)) | {Path(p) for p in sb.private}
+
+
+def writable(sb: Sandbox) -> list[tuple[str, list[str], list[str]]]:
+    """(top, directories, files) for each writable top (the workspace, then the writable
+    roots): the parts of it a command may write, the protected paths and the server's own
+    directories left out. Empty in `read-only`."""
+    if sb.mode != "workspace-write":
+        return []
+    keep_out = _kept_out(sb)
+    return [(top, *protected.writable_parts(Path(top), keep_out)) for top in (sb.root, *sb.writable)]
+
+
 def landlock_grants(sb: Sandbox, extra_writable: Sequence[str] = ()) -> tuple[list[str], list[str]]:
-    """(directories, files) a Landlock-sandboxed command may write. The workspace is granted
-    entry by entry without `.git` and `.coder`, `.git` entry by entry without `hooks` and
-    `config`: Landlock cannot take a subpath back out of a granted directory."""
+    """(directories, files) a Landlock-sandboxed command may write."""
     dirs = [sb.tmp, sb.cache, *extra_writable, *(d for d in WRITABLE_DEVICE_DIRS if os.path.isdir(d))]
     files = [f for f in WRITABLE_DEVICES if os.path.exists(f)]
-    if sb.mode != "workspace-write":
-        return dirs, files
-    dirs += sb.writable
-    root = Path(sb.root)
-    for skip, folder in ((PROTECTED_TOP, root), (PROTECTED_GIT, root / ".git")):
-        if folder != root and (folder.is_symlink() or not folder.is_dir()):
-            continue  # a worktree's `.git` file, or a link: not granted at all
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name in skip or entry.is_symlink():
-                continue  # a link is not granted: what it points to is not the workspace's
-            (dirs if entry.is_dir(follow_symlinks=False) else files).append(entry.path)
+    for _top, top_dirs, top_files in writable(sb):
+        dirs += top_dirs
+        files += top_files
     return dirs, files
 
 
@@ -224,25 +204,34 @@ def wrap(sb: Sandbox, argv: Sequence[str], extra_writable: Sequence[str] = ()) -
         return [*args, "--", *argv]
     exe = bwrap_path()
     assert exe is not None
-    root = Path(sb.root)
-    # Later binds go over earlier ones: /tmp first (a workspace may live under /tmp).
+    # Later binds go over earlier ones: /tmp first (a workspace may live under /tmp), and
+    # the workspace read-only before its writable parts.
     args = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", sb.tmp, "/tmp"]
-    if sb.mode == "workspace-write":
-        args += ["--bind", str(root), str(root)]
-        for p in sb.writable:
+    args += ["--ro-bind", sb.root, sb.root]
+    for top, dirs, files in writable(sb):
+        if dirs == [top] and not files:
+            args += ["--bind", top, top]
+            continue
+        args += ["--ro-bind", top, top]
+        for p in (*dirs, *files):
             args += ["--bind", p, p]
-    else:  # read-only: still the real workspace (not the private /tmp's empty one)
-        args += ["--ro-bind", str(root), str(root)]
     args += ["--bind", sb.cache, sb.cache]
     for p in extra_writable:
         args += ["--bind", p, p]
-    args += _protect(root)
     if not sb.network:
         args.append("--unshare-net")
     # No capabilities inside: a server running as root would otherwise keep CAP_SYS_ADMIN
     # in the sandbox and could remount the read-only binds writable.
     args += ["--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--"]
     return args + list(argv)
+
+
+# Told to the model after a command failed on the sandbox, so that it knows why.
+WALLS = (
+    "the sandbox keeps the protected paths (" + ", ".join(protected.PROTECTED) + ") read-only, "
+    "and no entry can be created, renamed or removed directly at the workspace's top: create top-level "
+    "files with the write tool; git commands that write run only outside, with the user's approval"
+)
 
 
 def failed_on_sandbox(output: str, exit_code: int | None) -> bool:

@@ -105,6 +105,7 @@ async def test_todos(harness) -> None:
 
 async def test_bash_with_the_real_persistent_shell(harness) -> None:
     shell_mod = pytest.importorskip("coder_ls.engine.shell")
+    (harness.root / "sub").mkdir()  # a sandbox cannot create entries at the workspace's top
     shell = shell_mod.PersistentShell(harness.root)
     harness.ctx.shell = shell
     tool = make_bash_tool(check_command=lambda c, r: None)

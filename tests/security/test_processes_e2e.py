@@ -99,15 +99,14 @@ async def test_state_dir_is_private_and_removed(tmp_path):
     async with lsp_session(root) as s:
         await s.execute("coder.shell", {"command": "export SECRETISH=1"})
         pid = server_process(s).pid
-        dirs = [p for p in _run_parents() if (p / f"coder-ls-{os.getuid()}-{pid}").is_dir()]
+        dirs = [p for p in _run_parents(root) if (p / f"coder-ls-{os.getuid()}-{pid}").is_dir()]
         assert dirs, "no run dir"
         run = dirs[0] / f"coder-ls-{os.getuid()}-{pid}"
         assert run.stat().st_mode & 0o777 == 0o700
     assert not run.exists()
 
 
-def _run_parents() -> list[Path]:
-    import tempfile
-
-    out = [Path(p) for p in (os.environ.get("XDG_RUNTIME_DIR") or "", "/dev/shm") if p]
-    return [*out, Path(tempfile.gettempdir())]
+def _run_parents(root: Path) -> list[Path]:
+    """Where the server may keep it: the runtime dir, else the state dir the harness gives it."""
+    out = [Path(p) for p in (os.environ.get("XDG_RUNTIME_DIR") or "",) if p]
+    return [*out, root.parent / f".xdg-state-{root.name}" / "coder" / "run"]

@@ -56,7 +56,7 @@ def _exists(path: str) -> bool:
 
 
 async def test_writes_outside_the_workspace_and_to_protected_paths_fail(tmp_path, fake, outside):
-    root = init_git(tmp_path / "ws", {"app.py": APP})
+    root = init_git(tmp_path / "ws", {"app.py": APP, "src/lib.py": "x = 1\n"})
     (root / ".coder").mkdir(exist_ok=True)
     (root / ".coder" / "config.json").write_text('{"permissions": "strict"}\n')
     scratch = f"/tmp/coder-sbx-scratch-{tmp_path.name}"
@@ -76,7 +76,7 @@ async def test_writes_outside_the_workspace_and_to_protected_paths_fail(tmp_path
             "mv .coder .coder-old; mkdir .coder; echo '{}' > .coder/config.json",
             "rm -rf .git/hooks; mkdir -p .git/hooks; echo evil > .git/hooks/post-checkout",
             "mv .git .git-old && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit",
-            "echo fine > inside.txt && echo wrote-inside",
+            "echo fine > src/inside.txt && echo wrote-inside",
             f"echo tmp > {scratch} && cat {scratch}",
             # the server may run as root: a sandboxed root must not remount its way out
             "mount -o remount,rw,bind .git/hooks; echo evil > .git/hooks/pre-push",
@@ -90,7 +90,7 @@ async def test_writes_outside_the_workspace_and_to_protected_paths_fail(tmp_path
     assert (root / ".coder" / "config.json").read_text() == '{"permissions": "strict"}\n'
     assert not (root / ".coder-old").exists() and not (root / ".git-old").exists()
     assert "Read-only file system" in outs[0]
-    assert "wrote-inside" in outs[8] and (root / "inside.txt").read_text() == "fine\n"
+    assert "wrote-inside" in outs[8] and (root / "src" / "inside.txt").read_text() == "fine\n"
     assert outs[9].startswith("tmp") and not _exists(scratch)  # a private /tmp
     assert not _exists("/var/tmp/x")
 
@@ -131,7 +131,7 @@ async def test_network_is_cut_unless_allowed(tmp_path, fake):
 
 
 async def test_cwd_and_exports_carry_over_between_bash_calls_and_a_user_command(tmp_path, fake):
-    root = init_git(tmp_path / "ws", {"app.py": APP})
+    root = init_git(tmp_path / "ws", {"app.py": APP, "sub/keep.txt": ""})  # no new top-level entries
     async with server(root, fake, {}) as s:
         first, second = await agent_runs(
             s, fake, "mkdir -p sub/deeper && cd sub && export SB_VAR=kept", 'cd deeper; echo "$SB_VAR in $PWD"'

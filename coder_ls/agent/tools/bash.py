@@ -152,7 +152,7 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
                     result, timeout
                 )
             else:
-                text += "\n[it failed inside the sandbox; the user did not approve running it outside]"
+                text += f"\n[it failed inside the sandbox ({sbx.WALLS}); the user did not approve running it outside]"
         return ToolOutput(text, is_error=result.timed_out)
 
     return Tool(
