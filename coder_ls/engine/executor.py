@@ -72,6 +72,10 @@ class Engine:
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
         self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (engine/trust.py)
         self.refresh_commands()
+        from coder_ls.userdirs import fallback_note
+
+        if (note := fallback_note(env)) is not None:  # HOME not writable: said once, then used as is
+            host.show_message("warning", note)
 
     @property
     def checkpoints(self) -> Checkpoints:

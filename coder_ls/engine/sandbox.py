@@ -111,10 +111,12 @@ def available() -> bool:
 
 
 def cache_dir(root: Path) -> Path:
-    """The per-workspace writable cache of sandboxed commands (under ~/.cache/coder-ls/sandbox)."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    """The per-workspace writable cache of sandboxed commands (under ~/.cache/coder-ls/sandbox,
+    or the fallback of `coder_ls.userdirs` when HOME is not writable)."""
+    from coder_ls.userdirs import cache_dir as user_cache_dir
+
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    return base / "coder-ls" / "sandbox" / f"{root.name or 'root'}-{digest}"
+    return user_cache_dir(os.environ) / "sandbox" / f"{root.name or 'root'}-{digest}"
 
 
 def resolve(config: SandboxConfig, root: Path, tmp: Path) -> Sandbox | None:

@@ -105,8 +105,10 @@ MERGED_LISTS: tuple[tuple[str, ...], ...] = (("rules",), ("secrets", "envNames")
 
 
 def state_dir(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".local", "state")
-    return Path(base) / "coder"
+    """The user's state directory of coder-ls (created), or its fallback (`coder_ls.userdirs`)."""
+    from coder_ls.userdirs import state_dir as user_state_dir
+
+    return user_state_dir(env)
 
 
 # -- config row ----------------------------------------------------------------------------

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -322,10 +321,10 @@ def cache_file_for(env: Mapping[str, str], base_url: str | None, credential: str
     """Where the listing for this endpoint and credential is cached."""
     import hashlib
 
+    from coder_ls.userdirs import cache_dir
+
     key = hashlib.sha256(f"{base_url or ''}\0{credential or ''}".encode()).hexdigest()[:16]
-    home = env.get("HOME") or os.path.expanduser("~")
-    base = Path(env.get("XDG_CACHE_HOME") or Path(home) / ".cache")
-    return base / "coder-ls" / f"models-{key}.json"
+    return cache_dir(env) / f"models-{key}.json"
 
 
 def model_data(catalog: ModelCatalog, current: str, provider: str) -> ModelData:

@@ -165,11 +165,24 @@ def test_a_submodules_git_file_and_gitmodules_are_kept_out(root, tmp_path):
     assert ".gitmodules" not in granted and not any(p.startswith("/etc") for p in (*dirs, *files))
 
 
-def test_an_unusable_state_dir_does_not_stop_the_start_and_is_never_replaced_by_tmp(tmp_path, monkeypatch):
+def test_an_unusable_state_dir_falls_back_to_a_private_dir_the_sandbox_cannot_write(tmp_path, monkeypatch):
+    """HOME's state dir unusable (issue 20): the server starts, and its run directories go to
+    a private directory under the temp dir (never /dev/shm, which Landlock grants); a
+    directory someone else planted there is refused, not used."""
+    import os
+    import tempfile
+
     blocker = tmp_path / "file"
     blocker.write_text("not a directory\n")
     monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
     lifetime.remove_stale_run_dirs()  # the server's start goes on
-    with pytest.raises(OSError):
-        lifetime.run_dir()  # and the shell gets an error, not a directory in /tmp or /dev/shm
+    run = lifetime.run_dir()
+    base = tmp_path / "tmp" / f"coder-ls-{os.getuid()}"
+    assert run.is_relative_to(base) and (os.stat(base).st_mode & 0o777) == 0o700
+    assert not any(run.is_relative_to(d) for d in sandbox.WRITABLE_DEVICE_DIRS)
+    os.chmod(base, 0o777)  # as if planted by another user: writable by others
+    with pytest.raises(PermissionError):
+        lifetime.run_dir()
