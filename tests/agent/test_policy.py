@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from coder_ls.agent.grantscope import command_prefix
 from coder_ls.agent.policy import (
     CHOICES,
     Grant,
     SessionGrants,
     approval_scope,
     approve,
-    command_prefix,
     decide,
     describe_call,
 )
@@ -143,7 +143,7 @@ def test_session_grants() -> None:
 
 def test_prefixes() -> None:
     assert command_prefix(("git", "push", "origin")) == ["git", "push"]
-    assert command_prefix(("git", "-C", "x", "status")) == ["git"]
+    assert command_prefix(("git", "-C", "x", "status")) == ["git", "-C", "x", "status"]
     assert command_prefix(("ls", "-la")) == ["ls"]
     assert command_prefix(("FOO=1", "make", "all")) == ["FOO=1", "make", "all"]
     # interpreters, shells, wrappers and destructive tools: the exact command
