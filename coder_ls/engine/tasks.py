@@ -166,6 +166,7 @@ class PromptCommandTask:
                 on_output=lambda chunk: None,
                 timeout=config.shell.timeout_seconds,
                 max_output_bytes=INLINE_MAX_BYTES,
+                hide_env=config.secrets.env_names,
             )
             if result.timed_out:
                 return f"{result.output}\n[timed out after {config.shell.timeout_seconds:g}s]"
