@@ -77,9 +77,7 @@ def open_regular(path: Path, *, follow_symlinks: bool = True) -> tuple[int, os.s
     return fd, info
 
 
-def read_regular_file(
-    path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *, follow_symlinks: bool = True
-) -> bytes | None:
+def read_regular_file(path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *, follow_symlinks: bool = True) -> bytes | None:
     """The bytes of the regular file at `path` (None when it does not exist), at most
     `max_bytes`: a larger file raises `UnreadableFile` (it is never read past the cap)."""
     opened = open_regular(path, follow_symlinks=follow_symlinks)
@@ -178,3 +176,14 @@ def read_line_range(
         if tail and first <= line_no <= last:
             kept.append(bytes(current).removesuffix(b"\r"))
     return LineRange(kept, first, info.st_size, total, binary)
+
+
+def read_text_or_none(path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *, follow_symlinks: bool = True) -> str | None:
+    """The text (UTF-8, bad bytes replaced) of the regular file at `path`, or None when
+    there is none or it cannot be used (a FIFO, a device, over `max_bytes`): for files
+    that are optional hints (ignore rules, git's pointers, the user's selection)."""
+    try:
+        data = read_regular_file(path, max_bytes, follow_symlinks=follow_symlinks)
+    except UnreadableFile:
+        return None
+    return None if data is None else data.decode("utf-8", errors="replace")

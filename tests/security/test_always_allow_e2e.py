@@ -1,4 +1,4 @@
-""""Always allow" stores what the user saw and no more, through a real LSP client driving
+""" "Always allow" stores what the user saw and no more, through a real LSP client driving
 the real server (balanced preset), the model played by the strict fake.
 
 Each case: the user answers "Always allow" to one command; then the model runs another

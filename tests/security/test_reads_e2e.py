@@ -139,3 +139,43 @@ async def test_a_sparse_2gb_file_read_with_a_limit_stays_small(tmp_path, monkeyp
     assert f"large file ({SPARSE_SIZE} bytes" in summary and "40\tline 40 of" in summary, summary[:300]
     assert "41\tline 41" not in summary
     assert peak < RSS_BUDGET, f"peak RSS {peak} after reading 5 lines of a 2 GB file"
+
+
+# Workspace files the server reads by itself. (A FIFO at `.gitignore` or `.git/commondir`
+# is not here: git itself blocks opening it, in the snapshot's `git ls-files`.)
+FIFO_PLACES = [".git/info/exclude", "AGENTS.md", "CLAUDE.md", ".coder/commands/x.md", "selected.py"]
+
+
+async def test_fifos_where_the_server_reads_workspace_files_do_not_hang_it(tmp_path, monkeypatch):
+    """Workspace files the server reads on its own (instructions, command files, git's
+    exclude file, the user's selection) planted as FIFOs (the agent's sandboxed bash can
+    `mkfifo` in the workspace): `!cmd` (a snapshot), an agent turn about a selection in a
+    FIFO, `/help` while it runs, and `/undo` all answer."""
+    root = init_git(tmp_path / "ws", {"README.md": "hello\n"})
+    fifos = []
+    for rel in FIFO_PLACES:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
+        fifos.append(path)
+    async with _server(root, monkeypatch) as (s, fake):
+        try:
+            shell = await asyncio.wait_for(s.execute("coder.input", {"text": "!echo made > made.txt"}), TURN_TIMEOUT)
+            assert shell["status"] == "completed", shell
+            fake.push(reply("looked"))
+            selection = {
+                "uri": (root / "selected.py").as_uri(),
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 0}},
+            }
+            _, turn = s.start("coder.input", {"text": "explain this", "context": selection})
+            await asyncio.sleep(0.3)
+            assert await _help_answers(s)
+            result = await asyncio.wait_for(turn, TURN_TIMEOUT)
+            assert result["status"] == "completed", result
+            assert "selection is in selected.py" in fake.message_requests[0].body["messages"][-1]["content"][-1]["text"]
+            undo = await asyncio.wait_for(s.execute("coder.input", {"text": "/undo"}), TURN_TIMEOUT)
+            assert undo["status"] == "completed", undo
+        finally:
+            for path in fifos:  # a server stuck on one can then shut down
+                _unblock_fifo(path)
