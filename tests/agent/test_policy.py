@@ -208,6 +208,17 @@ async def test_always_allow_persists_structured_rules(make_harness) -> None:
     assert d("bash", {"command": command}, again) == "allow"
 
 
+async def test_no_always_for_what_no_rule_can_name_even_if_the_client_answers_it(make_harness) -> None:
+    h = make_harness(answer="Always allow")  # a client that answers a choice it was not offered
+    persisted: list[Rule] = []
+    heredoc = "python3.11 - <<'EOF'\nprint(1)\nEOF"
+    result = await approve(h.ctx, "bash", {"command": heredoc}, "s", persisted.append)
+    (_kind, message, choices) = h.host.asked[0]
+    assert choices == ["Allow once", "Deny"] and "allowed once" in message
+    assert not result.allowed and result.decision == "deny"
+    assert not persisted and len(h.ctx.grants) == 0
+
+
 @pytest.mark.parametrize("answer", ["Deny", None])
 async def test_deny_or_dismiss(make_harness, answer: str | None) -> None:
     h = make_harness(answer=answer)
