@@ -72,3 +72,14 @@ def test_a_streamed_range_matches_splitting_the_whole_file(text: str, first: int
     assert got is not None
     assert [b.decode() for b in got.lines] == lines[first - 1 : first - 1 + count]
     assert got.total == len(lines)
+
+
+def test_a_scripted_provider_file_that_is_a_fifo_is_a_config_error(tmp_path):
+    from coder_ls.llm.base import ProviderError
+    from coder_ls.llm.scripted import ScriptedProvider
+
+    os.mkfifo(tmp_path / "script.json")
+    with pytest.raises(ProviderError, match="FIFO"):
+        ScriptedProvider.from_file(tmp_path / "script.json")
+    with pytest.raises(ProviderError, match="No such file"):
+        ScriptedProvider.from_file(tmp_path / "missing.json")
