@@ -13,7 +13,7 @@ text. A deny rule for a program catches it wherever it runs: behind wrappers (`e
 allow rule (or grant) covers a line only when every simple command in it is covered,
 every word is a literal, no redirection writes outside the workspace (or somewhere
 unknown), and the line parsed. A prefix never covers the `-c`/`-e` flags, and for the
-programs in `EXACT_PROGRAMS` (interpreters, shells, wrappers, destructive tools) a rule
+programs in `grantscope.EXACT_PROGRAMS` (interpreters, shells, wrappers, destructive tools) a rule
 covers only the exact command it names.
 """
 
@@ -29,6 +29,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from coder_ls.agent.grantscope import covers as _covers
+from coder_ls.agent.grantscope import (
+    grant_words,
+    rule_words,
+)
+from coder_ls.agent.grantscope import prefix_covers as _prefix_covers
+from coder_ls.agent.grantscope import program_name as _program
+from coder_ls.agent.grantscope import skip_assignments as _skip_assignments
 from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path
 from coder_ls.engine.protected import protected_name
 from coder_ls.engine.protected import reason as protected_why
@@ -52,21 +60,6 @@ PATH_TOOLS = READ_TOOLS | WRITE_TOOLS
 
 CHOICES = ["Allow once", "Allow for session", "Always allow", "Deny"]
 _SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
-# Commands whose second word (the subcommand) belongs in a granted prefix.
-MULTI_WORD = frozenset(
-    "git npm pnpm yarn bun npx cargo go docker kubectl pip pip3 poetry uv make dotnet gradle mvn deno "
-    "rustup brew apt apt-get".split()
-)
-# Programs that run arbitrary code or act on whatever follows them: a grant or rule for
-# them covers only the exact command it names, never a prefix.
-EXACT_PROGRAMS = frozenset(
-    "python python2 python3 pypy pypy3 node nodejs ruby perl php lua deno bun awk gawk mawk nawk "
-    "bash sh zsh dash ksh fish busybox env timeout xargs find sudo doas su nice nohup setsid stdbuf time "
-    "exec command builtin eval watch coproc chroot flock ionice chrt taskset strace ltrace source . "
-    "rm rmdir unlink shred dd truncate chmod chown chgrp mv kill pkill ssh scp rsync curl wget sed".split()
-)
-# Flags that hand code to a program: never covered by a prefix.
-CODE_FLAGS = frozenset({"-c", "-e", "--eval", "--command", "-exec", "-execdir", "-ok", "--exec"})
 
 
 class Decision(msgspec.Struct, frozen=True):
@@ -113,56 +106,6 @@ class ApprovalDecision(msgspec.Struct, frozen=True):
 
 
 # --- shell commands -----------------------------------------------------------------------
-
-
-def _program(word: str | None) -> str | None:
-    return None if word is None else os.path.basename(word) or word
-
-
-def _skip_assignments(words: tuple[str | None, ...]) -> int:
-    i = 0
-    while i < len(words) and words[i] is not None and "=" in str(words[i]) and not str(words[i]).startswith("="):
-        i += 1
-    return i
-
-
-def command_prefix(words: tuple[str | None, ...] | list[str]) -> list[str]:
-    """The words a grant or "Always allow" keeps: leading `VAR=x`, the program, and its
-    subcommand for known multi-word tools (`git push`, `npm test`); the exact command for
-    the programs in EXACT_PROGRAMS."""
-    words = tuple(words)
-    i = _skip_assignments(words)
-    if i >= len(words) or any(w is None for w in words):
-        return [str(w) for w in words if w is not None]
-    program = _program(words[i])
-    if program in EXACT_PROGRAMS or program is None:
-        return [str(w) for w in words]
-    end = i + 1
-    if program in MULTI_WORD and end < len(words) and not str(words[end]).startswith("-"):
-        end += 1
-    return [str(w) for w in words[:end]]
-
-
-def _rule_words(text: str) -> tuple[str, ...] | None:
-    line = parse(text)
-    if not line.parsed or len(line.commands) != 1 or None in line.commands[0].written:
-        return None
-    return tuple(str(w) for w in line.commands[0].written)
-
-
-def _prefix_covers(prefix: tuple[str, ...], words: tuple[str | None, ...]) -> bool:
-    """An allow/ask rule or grant for `prefix` covers the command `words` (as written)."""
-    if not prefix or None in words or len(words) < len(prefix):
-        return False
-    head = words[: len(prefix)]
-    k = _skip_assignments(prefix)
-    if head[:k] != prefix[:k] or head[k + 1 :] != prefix[k + 1 :]:
-        return False
-    if k < len(prefix) and head[k] != prefix[k] and _program(head[k]) != prefix[k]:
-        return False
-    if k < len(prefix) and _program(prefix[k]) in EXACT_PROGRAMS:
-        return len(words) == len(prefix)
-    return not any(w in CODE_FLAGS for w in words[len(prefix) :])
 
 
 def _deny_covers(prefix: tuple[str, ...], cmd: Command) -> bool:
@@ -256,7 +199,7 @@ def _shell_decision(
     allowed = _why_not_allowed(line, root) is None and bool(commands)
 
     def covered(prefixes: list[tuple[str, ...]]) -> bool:
-        return allowed and all(any(not p or _prefix_covers(p, c.written) for p in prefixes) for c in commands)
+        return allowed and all(any(_covers(p, c) for p in prefixes) for c in commands)
 
     allows = [p for r in rules if r.action == "allow" and (p := _words_of(r.command)) is not None]
     session = [p for g in (grants or ()) if g.tool == "bash" and (p := _words_of(g.command)) is not None]
@@ -275,16 +218,16 @@ def _shell_decision(
         prefixes = allows + session
 
         def by_grant(c: Command) -> bool:
-            return any(tuple(c.written) == p if exact else _prefix_covers(p, c.written) for p, exact in granted)
+            return any(tuple(c.written) == p if exact else _covers(p, c) for p, exact in granted)
 
-        if all(any(not p or _prefix_covers(p, c.written) for p in prefixes) or by_grant(c) for c in commands):
+        if all(any(_covers(p, c) for p in prefixes) or by_grant(c) for c in commands):
             return Decision("allow", "allowed by the command's allowed-tools")
     why_not = _why_not_allowed(line, root)
     return Decision(preset, f"preset {config.permissions}" + (f" ({why_not})" if why_not else ""))
 
 
 def _words_of(command: str | None) -> tuple[str, ...] | None:
-    return () if command is None else _rule_words(command)
+    return () if command is None else rule_words(command)
 
 
 def _why_not_allowed(line: ParsedLine, root: Path) -> str | None:
@@ -432,6 +375,9 @@ def decide(
 
 def approval_scope(tool: str, input: Any, root: Path, config: Config | None = None) -> list[Grant]:
     """What "Allow for session" / "Always allow" cover: command prefixes or a path glob.
+    Empty for a shell line no rule could cover exactly (a here-document, a script given
+    to an interpreter on its input, a word that is not a literal, a line that does not
+    parse): the question then offers only "Allow once" and "Deny".
 
     A file inside a directory grants the directory (`src/**`); a file at the root
     grants that file only. A protected path (`.git/`, `.coder/`) grants nothing wider
@@ -442,12 +388,17 @@ def approval_scope(tool: str, input: Any, root: Path, config: Config | None = No
         if not isinstance(command, str):
             return [Grant(tool, command=str(command))]
         line = parse(command, cwd=str(root))
+        if not line.parsed or line.unknown_scripts or not line.commands:
+            return []  # no rule could cover it: nothing to remember
         seen: list[Grant] = []
         for cmd in line.commands:
-            grant = Grant(tool, command=shlex.join(command_prefix(cmd.written)))
+            words = grant_words(cmd)
+            if words is None:
+                return []  # no rule names exactly what it runs: "Allow once" only
+            grant = Grant(tool, command=shlex.join(words))
             if grant not in seen and grant.command:
                 seen.append(grant)
-        return seen or [Grant(tool, command=command)]
+        return seen
     if tool in PATH_TOOLS:
         rel, refusal = _rel_for(tool, input, root, config or Config())
         if rel is None or refusal:
@@ -491,10 +442,14 @@ async def approve(
     cid = call_id if call_id is not None else ctx.call_id
     ctx.emit(ApprovalRequested(call_id=cid, tool=tool, summary=summary))
     message = f"{ctx.actor} wants to {summary} ({tool})." + (f"\n{detail}" if detail else "")
+    scope = approval_scope(tool, input, ctx.root, ctx.config)
+    choices = list(CHOICES) if scope else ["Allow once", "Deny"]
+    if not scope:
+        message += "\n(No rule can name exactly what this runs, so it can only be allowed once.)"
     timeout = ctx.config.approvals.timeout_seconds
     timed_out = False
     try:
-        choice = await asyncio.wait_for(ctx.host.ask("info", message, list(CHOICES)), timeout)
+        choice = await asyncio.wait_for(ctx.host.ask("info", message, choices), timeout)
     except TimeoutError:
         choice, timed_out = None, True
         ctx.host.show_message(
@@ -503,7 +458,8 @@ async def approve(
     except asyncio.CancelledError:
         ctx.emit(ApprovalResolved(call_id=cid, decision="cancelled"))
         raise
-    scope = approval_scope(tool, input, ctx.root, ctx.config)
+    if choice not in choices:
+        choice = None  # an answer that was not offered is no answer
     if choice == "Allow once":
         result = ApprovalDecision(True, "allowOnce")
     elif choice == "Allow for session":

@@ -21,6 +21,7 @@ from coder_ls.agent.textedits import _LineIndex, split_lines
 from coder_ls.engine.host import ClientCaps, Host
 from coder_ls.protocol.edits import EditRequest, FileChange, TextEdit
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved, EditApplied
+from coder_ls.saferead import read_text_or_none
 
 if TYPE_CHECKING:
     from coder_ls.agent.tools.base import ToolContext
@@ -132,15 +133,15 @@ def _whole_lines(base: str, start: int, end: int, new_text: str) -> tuple[str, s
     return base[first:last], base[first:start] + new_text + base[end:last]
 
 
+CURRENT_TEXT_BYTES = 16 * 1024 * 1024  # what the edit tools read at most (`tools.fileio`)
+
+
 def current_text(host: Host, path: Path) -> str | None:
     """What the file holds now: the open buffer, else the disk (None: no file)."""
     doc = host.open_document(path)
     if doc is not None:
         return doc.text
-    try:
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
-        return None
+    return read_text_or_none(path, CURRENT_TEXT_BYTES)  # a regular file only, never a FIFO's open
 
 
 async def _await_buffer_change(host: Host, path: Path, base_version: int | None) -> None:

@@ -56,6 +56,7 @@ from coder_ls.protocol.events import (
 )
 from coder_ls.protocol.messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from coder_ls.protocol.results import ErrorInfo, UsageData
+from coder_ls.saferead import read_text_or_none
 
 if TYPE_CHECKING:
     from coder_ls.llm.base import Provider
@@ -64,6 +65,9 @@ ProviderGetter = Callable[[TurnContext], "tuple[Provider, str]"]
 
 log = logging.getLogger(__name__)
 INTERRUPTED = "The user interrupted this tool call before it finished."
+
+
+SELECTION_FILE_BYTES = 16 * 1024 * 1024  # a larger file gives only the selection's place
 
 
 def _selection_text(turn: TurnContext, action: RunAgent) -> str:
@@ -78,9 +82,8 @@ def _selection_text(turn: TurnContext, action: RunAgent) -> str:
     if ctx.range is None:
         return f"\n\n(The user is looking at {rel}.)"
     doc = turn.host.open_document(path)
-    try:
-        text = doc.text if doc else path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = doc.text if doc else read_text_or_none(path, SELECTION_FILE_BYTES)  # never a FIFO or device
+    if text is None:
         return f"\n\n(The user's selection is in {rel}, lines {ctx.range.start.line + 1}-{ctx.range.end.line + 1}.)"
     lines = text.splitlines()[ctx.range.start.line : ctx.range.end.line + 1]
     snippet = "\n".join(lines)[:8000]

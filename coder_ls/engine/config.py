@@ -9,11 +9,9 @@ workspace file is the repository's, not the user's: it adds to the user's `rules
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
-import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ import msgspec
 
 from coder_ls.engine.trust import MERGED_LISTS, TrustStore, describe_widening, split_widening
 from coder_ls.protocol.config import Config
+from coder_ls.saferead import UnreadableFile, read_regular_file  # re-exported: one reader
 
 _UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`(?: - at `\$([^`]*)`)?")
 _AT = re.compile(r" - at `\$([^`]*)`")
@@ -85,55 +84,9 @@ def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
-class UnreadableFile(Exception):
-    """A file that exists but cannot be used (the message says why)."""
-
-
-def read_regular_file(
-    path: Path, max_bytes: int = MAX_CONFIG_BYTES, *, follow_symlinks: bool = True
-) -> bytes | None:
-    """The bytes of a file from the workspace or the user's configuration, None when it does
-    not exist. Only a regular file
-    is read (a FIFO, a device or a directory would block or never end: the workspace is
-    hostile input), opened without blocking and capped in size; with `follow_symlinks`
-    false, a link at `path` is refused (`UnreadableFile`) rather than followed."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    if not follow_symlinks:
-        flags |= os.O_NOFOLLOW
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ENOTDIR:
-            return None
-        raise UnreadableFile(f"cannot read: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnreadableFile("not a regular file: ignored")
-        if info.st_size > max_bytes:
-            raise UnreadableFile(f"too large ({info.st_size} bytes, at most {max_bytes}): ignored")
-        os.set_blocking(fd, True)
-        chunks, size = [], 0
-        while size <= max_bytes:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > max_bytes:
-            raise UnreadableFile(f"too large (more than {max_bytes} bytes): ignored")
-        return b"".join(chunks)
-    except OSError as exc:
-        raise UnreadableFile(f"cannot read: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-
-
 def read_json_file(path: Path, source: str, problems: list[ConfigProblem]) -> dict[str, Any]:
     try:
-        data = read_regular_file(path)
+        data = read_regular_file(path, MAX_CONFIG_BYTES)
     except UnreadableFile as exc:
         problems.append(ConfigProblem(source, "", str(exc)))
         return {}

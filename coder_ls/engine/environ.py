@@ -4,7 +4,8 @@ The server's own environment may hold credentials (`ANTHROPIC_API_KEY`,
 `ANTHROPIC_AUTH_TOKEN`, and whatever the user lists in `secrets.envNames`). The
 SDK inside the server needs them; no child does. `child_env` is the only way the
 server builds a child's environment: the persistent shell (`!cmd`, the agent's
-bash, auto-verify, tasks), git, ripgrep and any other subprocess.
+bash, auto-verify, tasks), git, ripgrep and any other subprocess. The values
+themselves are kept out of what enters a session by `engine.redact`.
 """
 
 from __future__ import annotations
@@ -35,10 +36,3 @@ def child_env(
     if set_:
         env.update({k: v for k, v in set_.items() if k not in hidden})
     return env
-
-
-def secret_values(extra: Iterable[str] = (), *, environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values of the secret variables set in `environ` (default: ours), longest first."""
-    env = os.environ if environ is None else environ
-    values = {env[n] for n in secret_names(extra) if len(env.get(n, "")) >= 8}
-    return sorted(values, key=len, reverse=True)

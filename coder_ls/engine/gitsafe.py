@@ -22,6 +22,8 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from coder_ls.saferead import read_text_or_none
+
 # Always: no fsmonitor, no hooks, no external diff, no pager, no signature programs.
 BASE_FLAGS: tuple[str, ...] = (
     "-c", "core.fsmonitor=false",
@@ -64,19 +66,14 @@ def _git_dirs(root: Path, env: Mapping[str, str]) -> list[Path]:
                 found = [dot]
                 break
             if dot.is_file():
-                try:
-                    text = dot.read_text(errors="replace").strip()
-                except OSError:
-                    break
+                text = (read_text_or_none(dot, 4096) or "").strip()  # never a FIFO's open
                 if text.startswith("gitdir:"):
                     found = [Path(d, text[7:].strip())]
                 break
     for g in list(found):
-        try:
-            common = (g / "commondir").read_text().strip()
-            found.append(Path(g, common))
-        except OSError:
-            pass
+        common = read_text_or_none(g / "commondir", 4096)
+        if common is not None:
+            found.append(Path(g, common.strip()))
     return found
 
 

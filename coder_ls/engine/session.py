@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from coder_ls.engine.host import Host
 from coder_ls.engine.queue import SessionQueue
-from coder_ls.engine.shell import PersistentShell
+from coder_ls.engine.redact import RedactingShell
 from coder_ls.engine.submission import SubmissionState, stamp
 from coder_ls.protocol.events import Event, TodoItem
 from coder_ls.protocol.messages import Message, TextBlock, ToolUseBlock
@@ -49,7 +49,7 @@ class Session:
         self.root = root
         self.host = host
         self.index = index
-        self.shell = PersistentShell(root)
+        self.shell = RedactingShell(root)  # no secret value in what its commands print
         self.seq = 0
         self.active: dict[str, SubmissionState] = {}  # queued, running or immediate submissions
         self.queue = SessionQueue()

@@ -29,6 +29,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from coder_ls.saferead import read_text_or_none
+
 log = logging.getLogger(__name__)
 
 IN_MODIFY = 0x002
@@ -61,10 +63,10 @@ def ignored_folder_names(gitignore: Path) -> frozenset[str]:
     """Folder names the workspace's top `.gitignore` ignores wherever they are (`node_modules/`,
     `target`, `.venv/`...): folders that appear later under such a name are not watched. Only
     plain names count, and none at all when the file re-includes anything (`!pattern`)."""
-    try:
-        lines = gitignore.read_text("utf-8", "replace").splitlines()
-    except OSError:
+    text = read_text_or_none(gitignore)  # a FIFO or a device there is no ignore file
+    if text is None:
         return frozenset()
+    lines = text.splitlines()
     rules = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if any(rule.startswith("!") for rule in rules):
         return frozenset()

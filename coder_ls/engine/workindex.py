@@ -19,6 +19,7 @@ from typing import Protocol
 
 from coder_ls.engine.gitops import CODER_DIR, USER_FLAGS, GitError, GitRun, run_git, split_z
 from coder_ls.engine.watcher import TreeWatcher, ignored_folder_names
+from coder_ls.saferead import read_text_or_none
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +70,9 @@ class WorkIndex:
         """Mirror the user's exclude file and our attributes; True when a rule file changed."""
         changed = False
         lines = ["# Written by coder_ls", "/.coder/", ""]
-        user_exclude = self.root / ".git" / "info" / "exclude"
-        if user_exclude.is_file():
-            lines += ["# mirrored from .git/info/exclude", user_exclude.read_text("utf-8", "replace")]
+        user_exclude = read_text_or_none(self.root / ".git" / "info" / "exclude")  # a FIFO there is none
+        if user_exclude is not None:
+            lines += ["# mirrored from .git/info/exclude", user_exclude]
         for name, text in (("exclude", "\n".join(lines)), ("attributes", _ATTRIBUTES)):
             target = self.git_dir / "info" / name
             if not target.exists() or target.read_text("utf-8", "replace") != text:

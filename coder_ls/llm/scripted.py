@@ -54,10 +54,13 @@ from coder_ls.llm.base import (
     Usage,
 )
 from coder_ls.llm.catalog import ModelCatalog
+from coder_ls.saferead import UnreadableFile, read_regular_file
 
 __all__ = ["SCRIPT_FINISHED_TEXT", "ScriptError", "ScriptTurn", "ScriptedProvider", "ScriptedToolCall"]
 
 SCRIPT_FINISHED_TEXT = "(script finished)"
+
+MAX_SCRIPT_BYTES = 64 * 1024 * 1024
 
 
 class ScriptedToolCall(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
@@ -133,10 +136,11 @@ class ScriptedProvider:
     @classmethod
     def from_file(cls, path: Path) -> ScriptedProvider:
         try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            reason = exc.strerror or exc
-            raise ProviderError("config", f"Cannot read the script file {path}: {reason}") from exc
+            raw = read_regular_file(path, MAX_SCRIPT_BYTES)  # a FIFO or a device is refused, not waited on
+        except UnreadableFile as exc:
+            raise ProviderError("config", f"Cannot read the script file {path}: {exc}") from exc
+        if raw is None:
+            raise ProviderError("config", f"Cannot read the script file {path}: No such file or directory")
         try:
             script = msgspec.json.decode(raw, type=_ScriptFile)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:

@@ -18,6 +18,7 @@ from coder_ls.lsp.edits import needs_disk_create, workspace_edit
 from coder_ls.lsp.progress import ProgressManager
 from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange, Finding
 from coder_ls.protocol.events import Event
+from coder_ls.saferead import read_text_or_none
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +58,7 @@ def resolve_caps(caps: types.ClientCapabilities) -> ClientCaps:
 
 
 def _disk_text(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
-        return None
+    return read_text_or_none(path, 64 * 1024 * 1024)  # a regular file only: a FIFO is never opened
 
 
 def atomic_write(path: Path, text: str) -> None:

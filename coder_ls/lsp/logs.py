@@ -10,13 +10,14 @@ from collections.abc import Iterable
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from coder_ls.engine.environ import secret_values
+from coder_ls.engine.redact import Redactor
 
-REDACTED = "[REDACTED]"
+REDACTED = "[redacted: "  # what every replacement starts with (`engine.redact`)
 
 
 class RedactSecrets(logging.Filter):
-    """Replaces the values of the secret variables (`engine.environ`) in every record.
+    """Replaces the values of the secret variables in every record (`engine.redact`, the
+    one redaction of the server, also used on what enters a session).
 
     Attached to every handler, so it sees the records of every logger (the
     anthropic SDK's debug log included) after they are formatted into a message.
@@ -25,22 +26,19 @@ class RedactSecrets(logging.Filter):
     def __init__(self) -> None:
         super().__init__()
         self._names: tuple[str, ...] = ()
-        self._values = secret_values()
+        self._redactor = Redactor.for_names()
 
     def add_names(self, names: Iterable[str]) -> None:
         new = tuple(n for n in names if n not in self._names)
         if new:
             self._names += new
-            self._values = secret_values(self._names)
+            self._redactor = Redactor.for_names(self._names)
 
     def redact(self, text: str) -> str:
-        for value in self._values:
-            if value in text:
-                text = text.replace(value, REDACTED)
-        return text
+        return self._redactor.text(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self._values:
+        if not self._redactor:
             return True
         try:
             message = record.getMessage()

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from coder_ls.agent.grantscope import command_prefix
 from coder_ls.agent.policy import (
     CHOICES,
     Grant,
     SessionGrants,
     approval_scope,
     approve,
-    command_prefix,
     decide,
     describe_call,
 )
@@ -143,7 +143,7 @@ def test_session_grants() -> None:
 
 def test_prefixes() -> None:
     assert command_prefix(("git", "push", "origin")) == ["git", "push"]
-    assert command_prefix(("git", "-C", "x", "status")) == ["git"]
+    assert command_prefix(("git", "-C", "x", "status")) == ["git", "-C", "x", "status"]
     assert command_prefix(("ls", "-la")) == ["ls"]
     assert command_prefix(("FOO=1", "make", "all")) == ["FOO=1", "make", "all"]
     # interpreters, shells, wrappers and destructive tools: the exact command
@@ -206,6 +206,17 @@ async def test_always_allow_persists_structured_rules(make_harness) -> None:
     # the persisted rules allow the command next time, even in a fresh session
     again = Config(rules=[*persisted])
     assert d("bash", {"command": command}, again) == "allow"
+
+
+async def test_no_always_for_what_no_rule_can_name_even_if_the_client_answers_it(make_harness) -> None:
+    h = make_harness(answer="Always allow")  # a client that answers a choice it was not offered
+    persisted: list[Rule] = []
+    heredoc = "python3.11 - <<'EOF'\nprint(1)\nEOF"
+    result = await approve(h.ctx, "bash", {"command": heredoc}, "s", persisted.append)
+    (_kind, message, choices) = h.host.asked[0]
+    assert choices == ["Allow once", "Deny"] and "allowed once" in message
+    assert not result.allowed and result.decision == "deny"
+    assert not persisted and len(h.ctx.grants) == 0
 
 
 @pytest.mark.parametrize("answer", ["Deny", None])

@@ -14,6 +14,7 @@ from coder_ls.agent.paths import PathError, display_path, resolve_path
 from coder_ls.agent.policy import SessionGrants
 from coder_ls.engine.agent_api import SkillInfo, _no_skills
 from coder_ls.engine.host import Host
+from coder_ls.engine.redact import Redactor
 from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.edits import Finding
@@ -177,16 +178,20 @@ class Tool(Generic[InputT]):
             raise ToolError(f"invalid input for {self.name}: {exc}") from exc
 
     async def run(self, ctx: ToolContext, input: InputT) -> ToolOutput:
-        """Run with typed input; tool and path errors become error outputs."""
+        """Run with typed input; tool and path errors become error outputs. No secret
+        value leaves here (`engine.redact`): this is where every tool's result enters
+        the session, whatever the tool read."""
         try:
-            return await self.handler(ctx, input)
+            output = await self.handler(ctx, input)
         except (ToolError, PathError) as exc:
-            return ToolOutput(str(exc), is_error=True)
+            output = ToolOutput(str(exc), is_error=True)
         except OSError as exc:
-            return ToolOutput(f"{self.name} failed: {exc}", is_error=True)
+            output = ToolOutput(f"{self.name} failed: {exc}", is_error=True)
         except Exception as exc:  # a bug in a tool must not end the turn
             log.exception("tool %s failed", self.name)
-            return ToolOutput(f"{self.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+            output = ToolOutput(f"{self.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+        redactor = Redactor.for_names(ctx.config.secrets.env_names)
+        return msgspec.structs.replace(output, text=redactor.text(output.text)) if redactor else output
 
     async def call(self, ctx: ToolContext, raw: Any) -> ToolOutput:
         """Parse the model's raw input, then run (cancellation propagates)."""

@@ -19,6 +19,7 @@ from coder_ls.agent.tools.base import ToolContext, ToolError
 from coder_ls.fsutil import write_atomic
 from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange
 from coder_ls.protocol.events import EditApplied
+from coder_ls.saferead import UnreadableFile, read_regular_file
 
 ReadBytes = Callable[[Path], bytes]
 WriteText = Callable[[Path, str, Path], None]  # path, text, the workspace root
@@ -33,8 +34,19 @@ class BaseText(msgspec.Struct, frozen=True):
     from_buffer: bool = False
 
 
+MAX_EDIT_BYTES = 16 * 1024 * 1024
+
+
 def read_disk(path: Path) -> bytes:
-    return path.read_bytes()
+    """The bytes of the regular file at `path` (`coder_ls.saferead`: a FIFO or a device is
+    refused, never waited on; at most MAX_EDIT_BYTES)."""
+    try:
+        data = read_regular_file(path, MAX_EDIT_BYTES)
+    except UnreadableFile as exc:
+        raise ToolError(f"{path.name}: {exc}") from None
+    if data is None:
+        raise FileNotFoundError(path)
+    return data
 
 
 def load_base(ctx: ToolContext, path: Path, read_bytes: ReadBytes = read_disk) -> BaseText:

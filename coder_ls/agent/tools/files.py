@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+from pathlib import Path
 from typing import Annotated
 
 import msgspec
@@ -17,10 +20,12 @@ from coder_ls.agent.tools.fileio import (
     numbered,
     read_disk,
 )
+from coder_ls.saferead import TooLarge, UnreadableFile, open_regular, read_line_range, read_regular_file
 
 MAX_READ_BYTES = 256 * 1024
 MAX_READ_LINES = 2000
 SUMMARY_LINES = 40
+MAX_SCAN_BYTES = 256 * 1024 * 1024  # how far a ranged read of a large file goes to find its lines
 
 
 class _Input(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
@@ -70,49 +75,99 @@ class MultiEditInput(_Input):
 # --- read ---------------------------------------------------------------------------------
 
 
-def make_read_tool(read_bytes: ReadBytes = read_disk) -> Tool[ReadInput]:
+def _summary(note: str, rel: str, size: int, total: int | None, lines: list[str]) -> ToolOutput:
+    counted = f", {total} lines" if total is not None else ""
+    head = numbered(lines[:SUMMARY_LINES], 1, max_line=500)
+    return ToolOutput(
+        f"{note}{rel}: large file ({size} bytes{counted}); showing the first "
+        f"{min(SUMMARY_LINES, len(lines))} lines. Use offset and limit to read a range, "
+        f"or grep to search it.\n{head}"
+    )
+
+
+def _shown(note: str, rel: str, lines: list[str], first: int, total: int | None) -> ToolOutput:
+    body = numbered(lines, first)
+    last = first + len(lines) - 1
+    footer = ""
+    if first > 1 or total is None or last < total:
+        of = f" of {total}" if total is not None else ""
+        footer = f"\n(lines {first}-{last}{of}; use offset and limit to read more)"
+    return ToolOutput(f"{note}{body}{footer}")
+
+
+def _read_large(rel: str, path: Path, inp: ReadInput) -> ToolOutput:
+    """A file over MAX_READ_BYTES, streamed (`saferead.read_line_range`): only the lines
+    shown are kept, and reading stops once they are read (a 2 GB file read for five lines
+    reads one chunk)."""
+    ranged = inp.offset is not None or inp.limit is not None
+    first = inp.offset or 1
+    count = min(inp.limit or MAX_READ_LINES, MAX_READ_LINES) if ranged else SUMMARY_LINES
+    got = read_line_range(path, first, count, max_scan_bytes=MAX_SCAN_BYTES)
+    if got is None:
+        raise ToolError(f"file not found: {rel}")
+    if got.binary:
+        return ToolOutput(f"{rel}: binary file ({got.size} bytes); not shown.")
+    lines = [line.decode("utf-8", errors="replace") for line in got.lines]
+    if not ranged:
+        return _summary("", rel, got.size, got.total, lines)
+    if not lines:
+        if got.total is not None:
+            raise ToolError(f"offset {first} is past the end of {rel} ({got.total} lines)")
+        raise ToolError(
+            f"offset {first} is beyond the first {MAX_SCAN_BYTES} bytes of {rel}, which is as far "
+            "as read goes; use grep or bash (tail, sed -n) to reach it"
+        )
+    return _shown("", rel, lines, first, got.total)
+
+
+def _read_disk(rel: str, path: Path, inp: ReadInput) -> ToolOutput:
+    """The read tool on a file on disk; blocking (run in a worker thread). Only a regular
+    file is read (`coder_ls.saferead`): a FIFO or a device is refused, never waited on."""
+    try:
+        opened = open_regular(path)
+        if opened is None:
+            raise ToolError(f"file not found: {rel}")
+        os.close(opened[0])
+        if opened[1].st_size > MAX_READ_BYTES:
+            return _read_large(rel, path, inp)
+        data = read_regular_file(path, MAX_READ_BYTES)
+    except TooLarge:  # it grew since the fstat
+        return _read_large(rel, path, inp)
+    except UnreadableFile as exc:
+        if path.is_dir():
+            raise ToolError(f"{rel} is a directory; use ls to list it") from None
+        raise ToolError(f"{rel}: {exc}") from None
+    if data is None:
+        raise ToolError(f"file not found: {rel}")
+    if b"\x00" in data:
+        return ToolOutput(f"{rel}: binary file ({len(data)} bytes); not shown.")
+    return _read_text("", rel, data.decode("utf-8", errors="replace"), len(data), inp)
+
+
+def _read_text(note: str, rel: str, text: str, size: int, inp: ReadInput) -> ToolOutput:
+    lines = split_lines(text)
+    total = len(lines)
+    if total == 0:
+        return ToolOutput(f"{note}{rel}: (empty file)")
+    ranged = inp.offset is not None or inp.limit is not None
+    if not ranged and (size > MAX_READ_BYTES or total > MAX_READ_LINES):
+        return _summary(note, rel, size, total, lines)
+    first = inp.offset or 1
+    if first > total:
+        raise ToolError(f"offset {first} is past the end of {rel} ({total} lines)")
+    count = min(inp.limit or MAX_READ_LINES, MAX_READ_LINES)
+    return _shown(note, rel, lines[first - 1 : first - 1 + count], first, total)
+
+
+def make_read_tool() -> Tool[ReadInput]:
     async def run(ctx: ToolContext, inp: ReadInput) -> ToolOutput:
         path = ctx.resolve(inp.path)
         rel = ctx.rel(path)
-        note = ""
         doc = ctx.host.open_document(path)
         if doc is not None:
-            text = doc.text
-            size = len(text.encode("utf-8"))
-            note = "(unsaved editor buffer)\n"
-        else:
-            if path.is_dir():
-                raise ToolError(f"{rel} is a directory; use ls to list it")
-            if not path.exists():
-                raise ToolError(f"file not found: {rel}")
-            data = read_bytes(path)
-            size = len(data)
-            if b"\x00" in data:
-                return ToolOutput(f"{rel}: binary file ({size} bytes); not shown.")
-            text = data.decode("utf-8", errors="replace")
-        lines = split_lines(text)
-        total = len(lines)
-        if total == 0:
-            return ToolOutput(f"{note}{rel}: (empty file)")
-        ranged = inp.offset is not None or inp.limit is not None
-        if not ranged and (size > MAX_READ_BYTES or total > MAX_READ_LINES):
-            head = numbered(lines[:SUMMARY_LINES], 1, max_line=500)
-            return ToolOutput(
-                f"{note}{rel}: large file ({size} bytes, {total} lines); showing the first "
-                f"{min(SUMMARY_LINES, total)} lines. Use offset and limit to read a range, "
-                f"or grep to search it.\n{head}"
-            )
-        first = inp.offset or 1
-        if first > total:
-            raise ToolError(f"offset {first} is past the end of {rel} ({total} lines)")
-        count = min(inp.limit or MAX_READ_LINES, MAX_READ_LINES)
-        shown = lines[first - 1 : first - 1 + count]
-        body = numbered(shown, first)
-        last = first + len(shown) - 1
-        footer = ""
-        if first > 1 or last < total:
-            footer = f"\n(lines {first}-{last} of {total}; use offset and limit to read more)"
-        return ToolOutput(f"{note}{body}{footer}")
+            return _read_text("(unsaved editor buffer)\n", rel, doc.text, len(doc.text.encode("utf-8")), inp)
+        # Off the event loop: a slow disk (or a huge file) never holds /help or an interrupt.
+        return await asyncio.to_thread(_read_disk, rel, path, inp)
 
     return Tool(
         "read",

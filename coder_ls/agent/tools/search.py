@@ -21,11 +21,13 @@ from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.environ import child_env
 from coder_ls.engine.gitops import user_env
 from coder_ls.engine.gitsafe import safe_flags_sync
+from coder_ls.saferead import UnreadableFile, read_regular_file
 
 SKIP_DIRS = frozenset(
     {".git", ".coder", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 )
 MAX_LINE_CHARS = 300
+MAX_GREP_FILE_BYTES = 32 * 1024 * 1024  # the fallback grep skips larger files (ripgrep streams them)
 FindRg = Callable[[], "str | None"]
 ListFiles = Callable[[Path], list[str]]
 
@@ -130,11 +132,15 @@ class GrepInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, froz
     ignore_case: bool = False
 
 
-def _read_inside(path: Path, real_root: Path) -> bytes:
-    """The file's bytes, unless its real location is outside the workspace."""
+def _read_inside(path: Path, real_root: Path) -> bytes | None:
+    """The file's bytes, unless its real location is outside the workspace, it is not a
+    regular file (a FIFO, a device: `saferead`) or it is over MAX_GREP_FILE_BYTES (None)."""
     if not path.resolve().is_relative_to(real_root):
         raise PermissionError(f"{path} leads outside the workspace")
-    return path.read_bytes()
+    try:
+        return read_regular_file(path, MAX_GREP_FILE_BYTES)
+    except UnreadableFile:
+        return None
 
 
 def _python_grep(root: Path, files: list[str], inp: GrepInput, limit: int) -> list[Match]:
@@ -152,7 +158,7 @@ def _python_grep(root: Path, files: list[str], inp: GrepInput, limit: int) -> li
             data = _read_inside(root / rel, real_root)
         except OSError:
             continue
-        if b"\x00" in data[:8192]:
+        if data is None or b"\x00" in data[:8192]:
             continue
         for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
             if regex.search(line):
