@@ -177,6 +177,19 @@ def _deny_covers(prefix: tuple[str, ...], cmd: Command) -> bool:
     return False
 
 
+def _unseen_program(line: ParsedLine) -> str | None:
+    """Why a deny rule cannot see every program the line runs: a name that is an expansion
+    or a glob (`${c,,}`, `/bin/r?`), text a shell or sed runs that is not a literal, or a
+    line that does not parse (`r[m]`). Such a line is asked about, never run unasked."""
+    if any(c.program is None for c in line.commands):
+        return "a program that is not a literal (an expansion or a glob)"
+    if line.unknown_scripts:
+        return f"text run as a command that cannot be seen ({line.unknown_scripts[0]})"
+    if not line.parsed:
+        return "a line that does not parse"
+    return None
+
+
 def _writes_outside(line: ParsedLine, root: Path) -> str | None:
     real_root = root.resolve()
     moves = any(c.program in ("cd", "pushd", "popd") for c in line.commands)
@@ -248,8 +261,8 @@ def _shell_decision(
         if hit is not None or (rule.command is None and commands):
             shown = shlex.join(str(w) for w in (hit.words if hit else ()) if w is not None) or command[:80]
             return Decision("deny", f"a rule denies `{rule.command or rule.tool}` (`{shown}`)")
-        if any(c.program is None for c in commands):
-            return Decision("ask", f"a program that is not a literal could be `{rule.command}`, which a rule denies")
+        if unseen := _unseen_program(line):
+            return Decision("ask", f"{unseen} could be `{rule.command}`, which a rule denies")
     preset = preset_action(config.permissions, "bash")
     allowed = _why_not_allowed(line, root) is None and bool(commands)
 

@@ -18,10 +18,12 @@ import os
 import re
 import shlex
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from coder_ls.engine.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, parse
+from coder_ls.engine.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, Redirect, parse
+from coder_ls.engine.shellparse.indirect import MKTEMP_NAME, is_shell
 
 _MKFS = re.compile(r"^(mkfs(\..+)?|mke2fs|mkswap|mkntfs|mkdosfs|mkexfatfs|wipefs|blkdiscard)$")
 _PARTITIONERS = {"fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted"}
@@ -64,29 +66,73 @@ class _Ctx:
     temps: tuple[Path, ...]
     depth: int = 0
     links: dict[Path, Path] | None = None  # `ln -s TARGET LINK` earlier in the line: LINK -> TARGET
+    tilde: Path | None = None  # what `~` expands to (HOME as the shell holds it); None: `home`
+    cdpath: tuple[str, ...] = ()  # the shell's CDPATH entries
+    env: Mapping[str, str] | None = None  # the shell's environment, when known
 
 
-def check_command(command: str, root: Path, *, cwd: Path | None = None, home: Path | None = None) -> str | None:
-    """Why `command` is refused, or None if it may run. `cwd` defaults to `root`."""
-    real_root = Path(root).resolve()
-    temps = {Path(p).resolve() for p in ("/tmp", "/var/tmp", tempfile.gettempdir())}
-    real_home = Path(home or Path.home()).resolve()
+def check_command(
+    command: str,
+    root: Path,
+    *,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why `command` is refused, or None if it may run. `cwd` defaults to `root`; `env` is
+    the environment the persistent shell holds (its exports), when the caller knows it.
+
+    Never raises on a path: one the check cannot resolve (`/proc/1/root/…`, a loop, no
+    permission, a name too long) is judged as written."""
+    real_root = _realpath(Path(root))
+    temps = {_realpath(Path(p)) for p in ("/tmp", "/var/tmp", tempfile.gettempdir())}
+    if env is not None and env.get("TMPDIR", "").startswith("/"):
+        temps.add(_realpath(Path(env["TMPDIR"])))
+    real_home = _realpath(Path(home or Path.home()))
     start = Path(cwd or root).absolute()
-    ctx = _Ctx(real_root, real_home, start, tuple(temps))
-    line = parse(command, home=str(real_home), cwd=str(start))
-    reason = _check_line(line, ctx)
-    if reason is None and not line.parsed:
-        reason = _check_pieces(command, ctx)
+    ctx = _Ctx(real_root, real_home, start, tuple(temps), env=env)
+    if env is not None:
+        shell_home = env.get("HOME")
+        ctx.tilde = _realpath(Path(shell_home)) if shell_home and shell_home.startswith("/") else None
+        ctx.cdpath = tuple(env.get("CDPATH", "").split(":")) if env.get("CDPATH") else ()
+    try:
+        line = parse(command, home=str(ctx.tilde or real_home), cwd=str(start), env=env, root=str(real_root))
+        reason = _check_line(line, ctx)
+        if reason is None and not line.parsed:
+            reason = _check_pieces(command, ctx)
+    except (OSError, ValueError) as e:  # a path nothing above could judge: refuse, never raise
+        reason = f"a path in it cannot be checked ({type(e).__name__}: {str(e)[:200]})"
     return f"Refused: {reason}. Nothing was run." if reason else None
 
 
 async def check_command_async(
-    command: str, root: Path, *, cwd: Path | None = None, home: Path | None = None
+    command: str,
+    root: Path,
+    *,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str | None:
     """`check_command`, in a worker thread when the line is long."""
     if len(command) <= ASYNC_THRESHOLD:
-        return check_command(command, root, cwd=cwd, home=home)
-    return await asyncio.to_thread(check_command, command, root, cwd=cwd, home=home)
+        return check_command(command, root, cwd=cwd, home=home, env=env)
+    return await asyncio.to_thread(check_command, command, root, cwd=cwd, home=home, env=env)
+
+
+def _realpath(path: Path) -> Path:
+    """The real path, as far as it can be resolved: a component that cannot be read
+    (`/proc/1/root`, EACCES, ELOOP, ENAMETOOLONG) and what follows are kept as written."""
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        pass
+    path = Path(os.path.normpath(path))
+    for parent in path.parents:
+        try:
+            return Path(os.path.realpath(parent, strict=False)) / path.relative_to(parent)
+        except (OSError, ValueError):
+            continue
+    return path
 
 
 def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
@@ -105,19 +151,24 @@ def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
     for cmd in line.commands:  # links the line makes: later writes through them go where they point
         if cmd.program == "ln" and any(a is not None and _SYMBOLIC.fullmatch(a) for a in cmd.args):
             _note_link([a for a in cmd.args if a is not None], ctx)
-    for redirect in line.redirects:
-        if (
-            redirect.writes
-            and redirect.target
-            and (reason := _write_target(redirect.target, ctx, truncate=redirect.op in (">", ">|", "&>")))
-        ):
-            return reason
+    # In execution order: a command's own redirections are judged from the cwd it runs in;
+    # those of a compound (`{ …; } > f`, `done > f`) from every cwd the line passes through.
+    own = {id(r) for c in line.commands for r in c.redirects}
+    loose = [r for r in line.redirects if id(r) not in own]
+    if reason := _check_redirects(loose, ctx):
+        return reason
     for cmd in line.commands:
+        if cmd.aborts:
+            continue  # `${X:?}` with X unset: bash stops before running it
+        if reason := _check_redirects(cmd.redirects, ctx):
+            return reason
         if cmd.program in ("cd", "pushd", "popd"):
             _change_dir(cmd, ctx, cdpath)
+            if loose and (reason := _check_redirects(loose, ctx)):
+                return reason
             continue
         if (
-            cmd.program in SHELLS
+            is_shell(cmd.program or "", SHELLS)
             and not [a for a in cmd.args if a is None or not a.startswith("-")]
             and any(r.op == "<" and r.target is None for r in cmd.redirects)
         ):
@@ -127,10 +178,21 @@ def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
     return None
 
 
+def _check_redirects(redirects: tuple[Redirect, ...] | list[Redirect], ctx: _Ctx) -> str | None:
+    for redirect in redirects:
+        if (
+            redirect.writes
+            and redirect.target
+            and (reason := _write_target(redirect.target, ctx, truncate=redirect.op in (">", ">|", "&>")))
+        ):
+            return reason
+    return None
+
+
 def _check_pieces(command: str, ctx: _Ctx) -> str | None:
     """A line tree-sitter could not parse: judge each piece between separators that parses."""
     for piece in _SEPARATOR.split(command):
-        line = parse(piece, home=str(ctx.home), cwd=str(ctx.cwd or "/"))
+        line = parse(piece, home=str(ctx.tilde or ctx.home), cwd=str(ctx.cwd or "/"), env=ctx.env)
         if line.parsed and line.commands and (reason := _check_line(line, ctx)):
             return reason
     return None
@@ -181,6 +243,8 @@ def _check_command(cmd: Command, ctx: _Ctx) -> str | None:
         return _check_targets(shown, _positional(args, takes={"-s", "--size", "-r", "--reference"}), ctx, "would empty")
     if name in ("chmod", "chown", "chgrp"):
         return _check_permissions(shown, name, args, ctx)
+    if name == "git":
+        return _check_git(shown, cmd, ctx)
     if name == "mv":
         paths = [a for a in known if not a.startswith("-")]
         if len(paths) >= 2 and (reason := _write_target(paths[-1], ctx, truncate=True)):
@@ -272,6 +336,14 @@ def _change_dir(cmd: Command, ctx: _Ctx, cdpath: bool) -> None:
     if cmd.program == "popd" or (targets and (targets[0] is None or targets[0] == "-")):
         ctx.cwd = None
         return
+    first = targets[0] if targets else None
+    if first is not None and ctx.cdpath and not first.startswith(("/", "./", "../", "~")) and first not in (".", ".."):
+        # bash tries each CDPATH entry in turn (an empty one is the cwd): the first that
+        # exists wins; when none does yet, the first entry is assumed
+        tries = [(_target(f"{entry}/{first}", ctx) if entry else _target(first, ctx)) for entry in ctx.cdpath]
+        found = next((t for t in tries if t and t[0].is_dir()), None) or (tries[0] if tries else None)
+        ctx.cwd = found[0] if found else None
+        return
     if targets and cdpath and not str(targets[0]).startswith(("/", ".", "~")):
         ctx.cwd = None  # CDPATH may send a relative `cd` anywhere
         return
@@ -302,7 +374,7 @@ def _target(word: str, ctx: _Ctx, *, resolve: bool = True) -> tuple[Path, bool] 
     if "$" in text or "`" in text or text == "-":
         return None  # a variable or output we cannot know
     if text == "~" or text.startswith("~/"):
-        text = str(ctx.home) + text[1:]
+        text = str(ctx.tilde or ctx.home) + text[1:]
     elif text.startswith("~") and (text := os.path.expanduser(text)).startswith("~"):
         return None
     parts = text.split("/")
@@ -315,12 +387,15 @@ def _target(word: str, ctx: _Ctx, *, resolve: bool = True) -> tuple[Path, bool] 
     if not resolve:
         return Path(os.path.normpath(path)), glob_at is not None
     if glob_at is not None or text.endswith("/") or path.name in ("", ".", "..") or path == path.parent:
-        return Path(os.path.realpath(path)), glob_at is not None  # the directory itself
-    return Path(os.path.realpath(path.parent)) / path.name, False  # a link is not followed
+        return _realpath(path), glob_at is not None  # the directory itself
+    return _realpath(path.parent) / path.name, False  # a link is not followed
 
 
 def _describe(real: Path, ctx: _Ctx, *, root_ok: bool = False) -> str | None:
-    """Why destroying `real` is off limits, or None if it is in the workspace or a temp dir."""
+    """Why destroying `real` is off limits, or None if it is in the workspace or a temp dir
+    (`root_ok`: what is beneath `real`, not `real` itself)."""
+    if real.name == MKTEMP_NAME:
+        return None  # what `$(mktemp)` made in this line: nothing else was there
     if real == Path("/"):
         return "/ (the whole filesystem)"
     if real == ctx.home:
@@ -331,9 +406,12 @@ def _describe(real: Path, ctx: _Ctx, *, root_ok: bool = False) -> str | None:
         return None
     if real in ctx.root.parents:
         return f"{real}, a parent of the workspace"
+    cache = ctx.home / ".cache"
+    if real != cache and cache in real.parents:
+        return None  # caches (XDG): rebuilt by whoever made them
     if ctx.home in real.parents:
         return f"{real}, which is outside the workspace, in your home directory"
-    if any(temp in real.parents for temp in ctx.temps):
+    if any(temp in real.parents or (root_ok and temp == real) for temp in ctx.temps):
         return None
     return f"{real}, which is outside the workspace ({ctx.root})"
 
@@ -350,11 +428,15 @@ def _check_delete(shown: str, args: list[str | None], ctx: _Ctx, cmd: Command) -
             if recursive:
                 return f"`{shown}` would recursively delete a path that is not a literal (a variable or `$(…)`)"
             continue
+        if target == "":
+            continue  # `rm ""` fails: nothing is deleted
         resolved = _target(target, ctx)
         if resolved is None and recursive:
             return f"`{shown}` would recursively delete `{target}`, which cannot be known"
         if resolved and (where := _describe(resolved[0], ctx, root_ok=resolved[1])):
             return f"`{shown}` would delete {where}"
+    if cmd.args_from_stdin and recursive and _from_file(cmd):
+        return None
     if cmd.args_from_stdin and recursive and not _listed_inside(cmd, ctx):
         return f"`{shown}` would recursively delete paths read from its input, which cannot be known"
     if cmd.args_from_stdin and recursive and not _null_separated(cmd):
@@ -371,6 +453,18 @@ def _null_separated(cmd: Command) -> bool:
     if "xargs" not in [os.path.basename(w) for w in written]:
         return True  # the names do not come through xargs (`while read`, …): not this case
     return any(w in ("-0", "--null") or w.startswith(("-d", "--delimiter")) or w.startswith("-0") for w in written)
+
+
+def _from_file(cmd: Command) -> bool:
+    """`xargs rm -r < list.txt`, `cat list.txt | xargs …`, `xargs -a list.txt`: names the user
+    wrote into a file (not names someone else's files chose, as a lister's are)."""
+    if any(r.op == "<" and r.target is not None for r in cmd.redirects):
+        return True
+    source = cmd.stdin_from
+    if source and source[0] is not None and os.path.basename(source[0]) == "cat" and None not in source:
+        return len(source) > 1
+    written = [w for w in cmd.written if w is not None]
+    return any(w in ("-a", "--arg-file") or w.startswith("--arg-file=") for w in written)
 
 
 def _listed_inside(cmd: Command, ctx: _Ctx) -> bool:
@@ -498,9 +592,9 @@ def _write_target(target: str, ctx: _Ctx, *, truncate: bool, link: bool = False)
     if plain[0].as_posix().startswith("/dev/"):
         text = plain[0].as_posix()  # a device node: never resolved (/dev/stdout is a link)
     elif link:  # `ln` makes the name itself (a link there is replaced, not followed)
-        text = str(Path(os.path.realpath(plain[0].parent)) / plain[0].name)
+        text = str(_realpath(plain[0].parent) / plain[0].name)
     else:
-        text = os.path.realpath(_through_links(plain[0], ctx))  # a write follows links
+        text = str(_realpath(_through_links(plain[0], ctx)))  # a write follows links
     if text.startswith("/dev/") and text[5:].partition("/")[0] not in _SAFE_DEVICES:
         return f"writing to the device {text} would destroy its data"
     if any(text == d or text.startswith(d + "/") for d in ("/proc", "/sys")):
@@ -523,4 +617,46 @@ def _home_startup(real: Path, ctx: _Ctx) -> str | None:
     rel = real.relative_to(home).as_posix()
     if rel in _HOME_STARTUP or any(rel == d or rel.startswith(d + "/") for d in _HOME_STARTUP_DIRS):
         return f"writing {real} would plant code that runs at your next login, shell or git call (or a key)"
+    return None
+
+
+def _check_git(shown: str, cmd: Command, ctx: _Ctx) -> str | None:
+    """`git clean -f` and `git reset --hard` act on the work tree: the one `--work-tree`,
+    `GIT_WORK_TREE` (in the line or held by the shell) or `-C` names, else the cwd's."""
+    words = list(cmd.args)
+    tree: str | None = dict(cmd.env).get("GIT_WORK_TREE") if "GIT_WORK_TREE" in dict(cmd.env) else "."
+    where = "."
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w is None:
+            return None
+        if w in ("-C", "--work-tree", "--git-dir", "-c", "--namespace") and i + 1 < len(words):
+            if w == "-C":
+                where = words[i + 1] or "$UNKNOWN"
+            elif w == "--work-tree":
+                tree = words[i + 1]
+            i += 2
+            continue
+        if w.startswith("--work-tree="):
+            tree = w.partition("=")[2]
+        elif not w.startswith("-"):
+            break
+        i += 1
+    sub, rest = (words[i], [w for w in words[i + 1 :] if w is not None]) if i < len(words) else (None, [])
+    destroys = (sub == "clean" and any(re.fullmatch(r"-[a-zA-Z]*f[a-zA-Z]*|--force", w) for w in rest)) or (
+        sub == "reset" and "--hard" in rest
+    )
+    if not destroys:
+        return None
+    if tree is None:
+        return f"`{shown}` would delete files in a work tree that is not known (GIT_WORK_TREE)"
+    base = _target(where, ctx)
+    if base is None:
+        return f"`{shown}` would delete files in `{where}`, which cannot be known"
+    resolved = _target(tree if tree.startswith(("/", "~")) else os.path.join(str(base[0]), tree), ctx)
+    if resolved is None:
+        return f"`{shown}` would delete files in `{tree}`, which cannot be known"
+    if why := _describe(resolved[0], ctx, root_ok=True):
+        return f"`{shown}` would delete the untracked or changed files of {why}"
     return None

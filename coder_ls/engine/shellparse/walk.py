@@ -5,17 +5,30 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from coder_ls.engine.shellparse.indirect import (
+    UNSET,
+    expand,
+    git_alias,
+    is_shell,
+    lookup,
+    script_c,
+    sed_runs,
+    substituted,
+)
 from coder_ls.engine.shellparse.model import (
     ASSIGNMENT,
     MAX_COMMANDS,
     MAX_DEPTH,
     SHELLS,
     TAKES_POSITIONAL,
+    TOOL_ENV,
     WRAPPERS,
     Command,
     ParsedLine,
@@ -37,6 +50,7 @@ _CHUNK = 64 * 1024
 _BRACES = re.compile(r"(?<!\\)\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
 _SPLIT = re.compile(r"\s")
 _GLOB = re.compile(r"[*?\[]")
+_UNQUOTED_GLOB = re.compile(r"(?<!\\)[*?\[]")
 
 
 @lru_cache(maxsize=1)
@@ -62,8 +76,20 @@ def _parser() -> Any:
     return parser
 
 
-def parse(text: str, *, home: str | None = None, cwd: str | None = None) -> ParsedLine:
+def parse(
+    text: str,
+    *,
+    home: str | None = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    root: str | None = None,
+) -> ParsedLine:
     """The commands, redirections and unknowns of a shell line.
+
+    `env` is the whole environment the line starts with (the persistent shell's exports):
+    its variables are substituted, and a name it lacks is unset (empty; `${X:?}` stops
+    the command). Without it, a variable not assigned in the line is unknown. `root` is
+    what `$(git rev-parse --show-toplevel)` prints while the cwd is inside it.
 
     Past MAX_COMMANDS simple commands the walk stops (its cost is per command): the
     line is then unparsed, with an unknown script saying why. A long line (> 256 kB)
@@ -73,7 +99,7 @@ def parse(text: str, *, home: str | None = None, cwd: str | None = None) -> Pars
     if len(text) > 256 * 1024 and sum(text.count(c) for c in ";\n&|") > 4 * MAX_COMMANDS:
         # tree-sitter takes ~1 µs a byte on dense command lists: do not even start
         return ParsedLine(text, False, (), (), (), (f"the line has more than {MAX_COMMANDS} simple commands",))
-    walker = _Walker(home or os.path.expanduser("~"), cwd)
+    walker = _Walker(home or os.path.expanduser("~"), cwd, env, root)
     try:
         return walker.run(text, 0, "")
     except _TooMany:
@@ -96,13 +122,17 @@ class _State:
 
 
 class _Walker:
-    def __init__(self, home: str, cwd: str | None) -> None:
-        self.env: dict[str, str | None] = {"HOME": home}
+    def __init__(self, home: str, cwd: str | None, env: Mapping[str, str] | None, root: str | None) -> None:
+        self.env: dict[str, str | None] = {"HOME": home, **(env or {})}
+        self.complete = env is not None  # a name not in env is unset, not unknown
+        self.root = root
         if cwd is not None:
             self.env["PWD"] = cwd
         self.state = _State()
         self.written: tuple[str | None, ...] = ()
         self.files: dict[str, str | None] = {}
+        self.aliases: dict[str, str | None] = {}  # git aliases the line defines
+        self.aborts = False  # an expansion of the current command stops it
 
     def run(self, text: str, depth: int, origin: str) -> ParsedLine:
         self.script(text, depth, origin)
@@ -162,6 +192,11 @@ class _Walker:
                 stack.extend((c, "$(…)") for c in reversed(node.children))
             elif kind in ("heredoc_body", "string_content", "raw_string", "word", "comment", "ansi_c_string"):
                 continue
+            elif kind in ("for_statement", "c_style_for_statement"):
+                var = node.child_by_field_name("variable")
+                if var is not None:
+                    self.env[_text(var)] = None  # set by the loop as it runs
+                stack.extend((c, where) for c in reversed(node.children))
             elif kind == "variable_assignment":
                 self.assign(node)
                 stack.extend((c, where) for c in reversed(node.children))
@@ -294,23 +329,45 @@ class _Walker:
             pieces = [self.value(c) for c in node.named_children]
             return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
         if kind in ("simple_expansion", "expansion"):
-            names = [c for c in node.named_children]
-            if len(names) == 1 and names[0].type == "variable_name":
-                value = self.env.get(_text(names[0]))
-                if not quoted and value is not None and ("IFS" in self.env or _SPLIT.search(value)):
-                    return None  # unquoted: split into words (and globbed)
-                return value
-            return None
+            value = self.expansion(node)
+            if not quoted and value is not None and ("IFS" in self.env or _SPLIT.search(value)):
+                return None  # unquoted: split into words (and globbed)
+            return value
+        if kind == "command_substitution":
+            inner = [c for c in node.named_children if c.type != "comment"]
+            if len(inner) == 1 and inner[0].type == "command":
+                return substituted(list(_command_words(inner[0], self)), self.env, self.root)
         return None
+
+    def expansion(self, node: Any) -> str | None:
+        """`$x`, `${x}`, `${x:-d}`, `${x:?}`, `${x,,}`: the value, None if not knowable."""
+        names = list(node.named_children)
+        if not names or names[0].type != "variable_name":
+            return None
+        name = _text(names[0])
+        value = lookup(self.env, name, self.complete)
+        ops = [c for c in node.children if node.field_name_for_child(node.children.index(c)) == "operator"]
+        if len(names) == 1 and not ops:
+            return "" if value is UNSET else value  # type: ignore[return-value]
+        if len(ops) != 1 or len(names) > 2:
+            return None
+        arg = self.value(names[1], quoted=True) if len(names) == 2 else ""
+        result, aborts = expand(_text(ops[0]), value, arg)
+        self.aborts = self.aborts or aborts
+        if _text(ops[0]) in (":=", "=") and value is UNSET and isinstance(result, str):
+            self.env[name] = result
+        return "" if result is UNSET else result  # type: ignore[return-value]
 
     def words_of(self, node: Any) -> list[str | None]:
         """An argument's words: an unquoted `$x` holding `rm -rf /` is three words."""
         if node.type == "simple_expansion" or node.type == "expansion":
-            names = list(node.named_children)
-            if len(names) == 1 and names[0].type == "variable_name" and "IFS" not in self.env:
-                value = self.env.get(_text(names[0]))
-                if value is not None and _SPLIT.search(value):
+            if "IFS" not in self.env and (value := self.expansion(node)) is not None:
+                if not value.strip():
+                    return []  # an unquoted empty value is no word at all
+                if _SPLIT.search(value):
                     return [w for w in value.split() if not _GLOB.search(w)] or [None]
+        if node.type == "command_substitution" and (value := self.value(node)) is not None:
+            return list(value.split())
         return [self.value(node)]
 
     # --- simple commands -----------------------------------------------------------------
@@ -330,6 +387,8 @@ class _Walker:
         assigned: list[str] = []
         words: list[str | None] = []
         prefix: list[str | None] = []
+        saved = {name: self.env.get(name) for name in TOOL_ENV}
+        self.aborts = False
         for child in node.children:
             kind = child.type
             if kind == "variable_assignment":
@@ -346,13 +405,23 @@ class _Walker:
                 values = child.named_children
                 stdin = self.value(values[-1]) if values else None
             elif kind == "command_name":
-                words.extend(self.words_of(child.named_children[0]) if child.named_child_count else [None])
+                first = child.named_children[0] if child.named_child_count else None
+                if first is None or _glob_name(first):
+                    words.append(None)  # `/bin/r?`, `r[m]`: the name a glob matches is not known
+                else:
+                    words.extend(self.words_of(first) or [None])
             elif node.field_name_for_child(node.children.index(child)) == "argument":
                 words.extend(self.words_of(child))
         if not words:
             return
         self.written = (*prefix, *words)
-        self.simple(words, depth, where, tuple(redirects), stdin, source, tuple(assigned), in_pipeline, background)
+        aborts, self.aborts = self.aborts, False
+        self.simple(
+            words, depth, where, tuple(redirects), stdin, source, tuple(assigned), in_pipeline, background, aborts
+        )
+        for name in assigned:  # `X=v cmd`: X holds only for cmd (a bare `X=v` keeps it)
+            if name in saved and words:
+                self.env[name] = saved[name]
 
     def simple(
         self,
@@ -365,11 +434,15 @@ class _Walker:
         assigned: tuple[str, ...],
         in_pipeline: bool,
         background: bool,
+        aborts: bool = False,
     ) -> None:
         wrappers: list[str] = []
         from_stdin = False
         while words and words[0] is not None:
             name = os.path.basename(words[0]) or words[0]
+            if name == "script" and (runs := script_c(words)) is not False:
+                words, wrappers = ["sh", "-c", runs if isinstance(runs, str) else None], [*wrappers, "script"]
+                continue
             if name == "env" and (split := option_value(words, ("-S", "--split-string"))) is not None:
                 rest = env_rest(words)
                 words = [*split_words(split), *rest]
@@ -397,6 +470,8 @@ class _Walker:
                     while rest and rest[0] is not None and ASSIGNMENT.match(rest[0]):
                         rest = rest[1:]
                 rest = rest[TAKES_POSITIONAL.get(name, 0) :]
+                if rest[:1] in (["-c"], ["--command"]) and name in ("flock", "sg"):
+                    rest = ["sh", "-c", rest[1] if len(rest) > 1 else None]
                 if name == "xargs":
                     from_stdin = True
                 if not rest:
@@ -404,6 +479,8 @@ class _Walker:
                 words = list(rest)
             wrappers.append(name)
         written, self.written = self.written or tuple(words), ()
+        if words and words[0] is not None and os.path.basename(words[0]) in ("cd", "pushd", "popd"):
+            words = self.moved(words)
         cmd = Command(
             tuple(words),
             written,
@@ -416,8 +493,11 @@ class _Walker:
             from_stdin,
             in_pipeline,
             background,
+            tuple((name, self.env.get(name)) for name in TOOL_ENV if name in self.env),
+            aborts,
         )
         self.state.commands.append(cmd)
+        self.runtime_names(cmd)
         if len(self.state.commands) > MAX_COMMANDS:
             raise _TooMany
         self.nested(cmd, depth)
@@ -444,7 +524,7 @@ class _Walker:
                     self.nested(Command(("eval", value), origin="alias"), depth)
             return
         if program in ("source", ".") or (
-            program in SHELLS and has_operand(cmd) and shell_script(program, cmd) is False
+            is_shell(program, SHELLS) and has_operand(cmd) and shell_script(program, cmd) is False
         ):
             first = next((a for a in cmd.args if a is None or not a.startswith("-")), "")
             if first is None:
@@ -456,11 +536,28 @@ class _Walker:
                     return
                 self.script_nested(script, depth, origin)
             return
+        if program == "sed":
+            for text in sed_runs(list(cmd.words)):
+                if text is None:
+                    self.state.unknown.append("sed runs text as a command (its `e`)")
+                else:
+                    self.script_nested(text, depth, "sed e")
+            return
+        if program == "git" and (alias := git_alias(list(cmd.words), self.aliases)) is not None:
+            value, rest = alias
+            if value is None:
+                self.state.unknown.append("git runs an alias that is not a literal")
+            elif value.startswith("!"):
+                extra = " ".join(shlex.quote(w) if w is not None else "$UNKNOWN" for w in rest)
+                self.script_nested(f"{value[1:]} {extra}", depth, "git alias")
+            else:
+                self.script_nested(f"git {value}", depth, "git alias")
+            return
         if program == "eval":
             args = cmd.args
             script = None if None in args else " ".join(a for a in args if a is not None)
             origin = "eval"
-        elif program in SHELLS or program in ("su", "runuser"):
+        elif is_shell(program, SHELLS) or program in ("su", "runuser"):
             script, origin = shell_script(program, cmd), f"{program} -c"
             if script is False and cmd.stdin != "" and not has_operand(cmd):
                 script, origin = cmd.stdin, "here-doc" if not cmd.stdin_from else "pipe"
@@ -471,9 +568,46 @@ class _Walker:
             return
         self.script_nested(script, depth, origin)
 
+    def runtime_names(self, cmd: Command) -> None:
+        """Variables a command sets as it runs (`read f`, `mapfile`, `unset`), and commands
+        after which any name may hold anything (`source`, `eval`, `set`)."""
+        program, args = cmd.program, [a for a in cmd.args if a is not None and not a.startswith("-")]
+        if program in ("read", "mapfile", "readarray", "getopts", "wait"):
+            default = {"read": "REPLY", "mapfile": "MAPFILE", "readarray": "MAPFILE"}.get(program, "OPTARG")
+            for name in args or [default]:
+                self.env[name] = None
+            self.env["OPTARG"] = None
+        elif program == "printf" and "-v" in cmd.args:
+            self.complete = False
+        elif program == "unset":
+            for name in args:
+                self.env.pop(name, None)
+        elif program in ("source", ".", "eval", "set", "declare", "typeset", "local", "let", "export", "readonly"):
+            if program in ("source", ".", "eval", "set") or None in cmd.args:
+                self.complete = False
+
+    def moved(self, words: list[str | None]) -> list[str | None]:
+        """`cd`/`pushd`/`popd`: follow PWD and OLDPWD (`$PWD`, `cd -`, `$(pwd)` later in
+        the line); `cd -` is given OLDPWD's value as its word."""
+        args = [w for w in words[1:] if w is None or not w.startswith("-") or w == "-"]
+        pwd, target = self.env.get("PWD"), args[0] if args else self.env.get("HOME")
+        if args[:1] == ["-"]:
+            target = self.env.get("OLDPWD")
+            words = [words[0], target]
+        new: str | None = None
+        if os.path.basename(str(words[0])) != "popd" and target is not None:
+            if target == "~" or target.startswith("~/"):
+                home = self.env.get("HOME")
+                target = None if home is None else home + target[1:]
+            if target is not None and (target.startswith("/") or (pwd is not None and not self.env.get("CDPATH"))):
+                new = os.path.normpath(os.path.join(pwd or "/", target))
+        self.env["OLDPWD"], self.env["PWD"] = pwd, new
+        return words
+
     def script_nested(self, script: str, depth: int, origin: str) -> None:
         inner = _Walker.__new__(_Walker)
         inner.env, inner.state, inner.written, inner.files = dict(self.env), self.state, (), self.files
+        inner.complete, inner.root, inner.aliases, inner.aborts = self.complete, self.root, self.aliases, False
         inner.script(script, depth + 1, origin)
 
 
@@ -482,6 +616,13 @@ class _Background:
 
     def __init__(self, node: Any) -> None:
         self.node = node
+
+
+def _glob_name(node: Any) -> bool:
+    """Whether a command name holds an unquoted glob (`/bin/r?`, `r*`); `[` is `test`."""
+    words = [node] if node.type == "word" else [c for c in node.named_children if c.type == "word"]
+    unquoted = "".join(_text(w) for w in words)
+    return unquoted not in ("[", "[[") and bool(_UNQUOTED_GLOB.search(unquoted))
 
 
 def _text(node: Any) -> str:
