@@ -30,6 +30,7 @@ import msgspec
 
 from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path
 from coder_ls.engine.shellparse import Command, ParsedLine, parse
+from coder_ls.engine.shellparse.indirect import GIT_BUILTINS, git_subcommand
 from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved
@@ -187,6 +188,9 @@ def _unseen_program(line: ParsedLine) -> str | None:
         return f"text run as a command that cannot be seen ({line.unknown_scripts[0]})"
     if not line.parsed:
         return "a line that does not parse"
+    for c in line.commands:
+        if c.program == "git" and (sub := git_subcommand(list(c.words))) != "" and sub not in GIT_BUILTINS:
+            return f"`git {sub or '…'}`, a git alias or `git-*` program,"
     return None
 
 

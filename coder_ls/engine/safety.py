@@ -14,6 +14,7 @@ worker thread so the event loop never waits on them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import shlex
@@ -69,6 +70,7 @@ class _Ctx:
     tilde: Path | None = None  # what `~` expands to (HOME as the shell holds it); None: `home`
     cdpath: tuple[str, ...] = ()  # the shell's CDPATH entries
     env: Mapping[str, str] | None = None  # the shell's environment, when known
+    forks: int = 0  # walks forked at a `cd` in a subshell
 
 
 def check_command(
@@ -96,7 +98,8 @@ def check_command(
         ctx.tilde = _realpath(Path(shell_home)) if shell_home and shell_home.startswith("/") else None
         ctx.cdpath = tuple(env.get("CDPATH", "").split(":")) if env.get("CDPATH") else ()
     try:
-        line = parse(command, home=str(ctx.tilde or real_home), cwd=str(start), env=env, root=str(real_root))
+        top = _toplevel(start)
+        line = parse(command, home=str(ctx.tilde or real_home), cwd=str(start), env=env, root=top)
         reason = _check_line(line, ctx)
         if reason is None and not line.parsed:
             reason = _check_pieces(command, ctx)
@@ -117,6 +120,18 @@ async def check_command_async(
     if len(command) <= ASYNC_THRESHOLD:
         return check_command(command, root, cwd=cwd, home=home, env=env)
     return await asyncio.to_thread(check_command, command, root, cwd=cwd, home=home, env=env)
+
+
+def _toplevel(cwd: Path) -> str | None:
+    """The work tree `git rev-parse --show-toplevel` names from `cwd`: the nearest folder
+    holding `.git` (found by looking, not by running git in a repository that may be hostile)."""
+    for folder in (cwd, *cwd.parents):
+        try:
+            if os.path.lexists(folder / ".git"):
+                return str(folder)
+        except (OSError, ValueError):
+            return None
+    return None
 
 
 def _realpath(path: Path) -> Path:
@@ -157,15 +172,34 @@ def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
     loose = [r for r in line.redirects if id(r) not in own]
     if reason := _check_redirects(loose, ctx):
         return reason
-    for cmd in line.commands:
+    return _check_commands(line.commands, ctx, loose, cdpath)
+
+
+_FORKS = 4  # `cd` in a subshell: the rest is judged from both cwds, this many times at most
+
+
+def _check_commands(commands: tuple[Command, ...], ctx: _Ctx, loose: list[Redirect], cdpath: bool) -> str | None:
+    """The commands in the order they run, the cwd following each `cd`. A `cd` whose effect
+    may end before the next command (in a subshell, a pipe, `sh -c`) forks the walk: the
+    rest is judged from the cwd before it too."""
+    for i, cmd in enumerate(commands):
         if cmd.aborts:
             continue  # `${X:?}` with X unset: bash stops before running it
         if reason := _check_redirects(cmd.redirects, ctx):
             return reason
         if cmd.program in ("cd", "pushd", "popd"):
+            before = dataclasses.replace(ctx)
             _change_dir(cmd, ctx, cdpath)
             if loose and (reason := _check_redirects(loose, ctx)):
                 return reason
+            if cmd.scoped and before.cwd != ctx.cwd:
+                if ctx.forks >= _FORKS:
+                    ctx.cwd = None
+                else:
+                    ctx.forks += 1
+                    before.forks = ctx.forks
+                    if reason := _check_commands(commands[i + 1 :], before, loose, cdpath):
+                        return reason
             continue
         if (
             is_shell(cmd.program or "", SHELLS)
@@ -588,6 +622,8 @@ def _write_target(target: str, ctx: _Ctx, *, truncate: bool, link: bool = False)
     system files, the files that run code at login or boot, keys)."""
     plain = None if target.isdigit() else _target(target, ctx, resolve=False)
     if not plain:
+        if ctx.cwd is None and not target.startswith(("/", "~", "$")) and _startup_name(target):
+            return f"writing {target} after a `cd` to a place that cannot be known may plant code in your home"
         return None
     if plain[0].as_posix().startswith("/dev/"):
         text = plain[0].as_posix()  # a device node: never resolved (/dev/stdout is a link)
@@ -660,3 +696,15 @@ def _check_git(shown: str, cmd: Command, ctx: _Ctx) -> str | None:
     if why := _describe(resolved[0], ctx, root_ok=True):
         return f"`{shown}` would delete the untracked or changed files of {why}"
     return None
+
+
+def _startup_name(relative: str) -> bool:
+    """Whether a relative path names a startup file or key wherever it is (`.bashrc`,
+    `.ssh/authorized_keys`, `autostart/x.desktop`)."""
+    path = relative.rstrip("/")
+    name = os.path.basename(path)
+    return (
+        name in _HOME_STARTUP
+        or name in ("authorized_keys", "authorized_keys2", "rc", "environment")
+        or any(part in path.split("/") for part in (".ssh", ".gnupg", "autostart", "systemd", "cron.d"))
+    )

@@ -11,7 +11,9 @@ the persistent shell already holds, a `cd` first) × which path. The persistent 
 environment is part of each case (`Case.env`): a variable exported by an earlier `!`
 line is what the check is given, as the server gives it.
 
-The workspace is /home/dev/src/app, the home /home/dev, TMPDIR /tmp.
+The home is a folder under /var/tmp (not /tmp: a parent of the workspace is never a
+temp dir), the workspace `~/src/app`, a git work tree (`materialize()` creates both, so
+that `$(git rev-parse --show-toplevel)` is found as it would be), TMPDIR /tmp.
 """
 
 from __future__ import annotations
@@ -21,8 +23,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path("/home/dev/src/app")
-HOME = Path("/home/dev")
+HOME = Path(f"/var/tmp/coder-gen-corpus-{os.getuid()}/home/dev")
+ROOT = HOME / "src" / "app"
+
+
+def materialize() -> None:
+    """The workspace and its `.git`, empty (the check looks for `.git`, it runs no git)."""
+    (ROOT / ".git").mkdir(parents=True, exist_ok=True)
+
+
 BASE_ENV = {"HOME": str(HOME), "USER": "dev", "PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": "/tmp", "LANG": "C"}
 
 
@@ -37,7 +46,7 @@ class Case:
 
 
 # (spelling in the line, class) of paths outside the workspace whose loss or change hurts
-DANGER_DIRS = ["/", "~", "..", "../..", "/etc", "~/.ssh", "/usr/lib", "~/Documents", "/home/dev/other-project"]
+DANGER_DIRS = ["/", "~", "..", "../..", "/etc", "~/.ssh", "/usr/lib", "~/Documents", f"{HOME}/other-project"]
 STARTUP = ["~/.bashrc", "~/.profile", "~/.ssh/authorized_keys", "~/.gitconfig", "~/.config/autostart/x.desktop"]
 SAFE_DIRS = ["build", "dist", "./node_modules", "target/debug", ".pytest_cache", "src/gen", "/tmp/app-cache", "out/"]
 
@@ -120,7 +129,7 @@ def dangerous() -> list[Case]:
         Case("git -C ~ clean -fdx", {}, "git -C"),
         Case("cd ~ && git clean -fdx", {}, "cd then git clean"),
         Case("rm -rf ~", {"HOME": "/"}, "HOME moved by the shell"),
-        Case("echo x >> ~/.bashrc", {"HOME": "/home/dev"}, "HOME from the shell"),
+        Case("echo x >> ~/.bashrc", {"HOME": str(HOME)}, "HOME from the shell"),
         Case("cd autostart && echo x >> evil.desktop", {"CDPATH": str(HOME / ".config")}, "CDPATH from the shell"),
         Case("cd - && rm -rf *", {"OLDPWD": str(HOME)}, "cd - to OLDPWD"),
         Case("rm -rf $TMPDIR/..", {"TMPDIR": "/tmp"}, "temp dir parent"),
@@ -230,3 +239,47 @@ WITH_ENV = [
     ("rm -rf ~/.cache/pip", {}),
     ("rm -rf ~/.cache/myapp/*", {}),
 ]
+
+
+# Held out: axes written after the check was changed and measured once before any further
+# change (the figures in docs/security.md say which were fixed afterwards).
+HELD_DANGER = ["/var/lib", "/boot", "~/.gnupg", "~/.local", "${HOME}", '"$HOME"/', "$(echo ~)", "~/../.."]
+HELD_STARTUP = ["~/.local/bin/ls", "~/.config/systemd/user/x.service", "~/.zshrc", "~/.npmrc", "/etc/cron.d/x"]
+HELD_WRAP = {
+    "exec": "exec {c}",
+    "nohup": "nohup {c}",
+    "setsid": "setsid {c}",
+    "stdbuf": "stdbuf -oL {c}",
+    "ionice": "ionice -c3 {c}",
+    "doas": "doas {c}",
+    "sudo -u": "sudo -u root {c}",
+    "busybox": "busybox {c}",
+    "dash -c": "dash -c '{c}'",
+    "zsh -c": "zsh -c '{c}'",
+    "xargs": "echo | xargs {c}",
+    "here-doc sh": "sh <<'EOF'\n{c}\nEOF",
+}
+
+
+def held_out_dangerous() -> list[Case]:
+    cases: list[Case] = []
+    for path, (wrap, form) in itertools.product(HELD_DANGER, HELD_WRAP.items()):
+        cases.append(Case(form.format(c=f"rm -rf {path}"), {}, f"held: rm -rf behind {wrap}"))
+    for path, (wrap, form) in itertools.product(HELD_STARTUP, HELD_WRAP.items()):
+        if wrap != "xargs":
+            cases.append(Case(form.format(c=f"cp evil {path}"), {}, f"held: cp to startup behind {wrap}"))
+    for path in HELD_STARTUP:
+        cases.append(Case(f"cd ~ && cp evil {path.replace('~/', './')}", {}, "held: cd then cp"))
+        cases.append(Case(f'dst={path}; cat evil > "$dst"', {}, "held: variable then redirect"))
+        value = str(HOME) + path[1:] if path.startswith("~") else path
+        cases.append(Case('install -m755 evil "$DST"', {"DST": value}, "held: shell variable, install"))
+    return _unique(cases)
+
+
+def held_out_ordinary() -> list[Case]:
+    safe = ["build", "./dist/", "out/*", "$PWD/build", "${PWD}/target", "/tmp/held-x", "coverage/"]
+    cases: list[Case] = []
+    for path, (wrap, form) in itertools.product(safe, HELD_WRAP.items()):
+        if wrap not in ("xargs", "doas", "busybox"):
+            cases.append(Case(form.format(c=f"rm -rf {path}"), {}, f"held: rm -rf behind {wrap}"))
+    return _unique(cases)

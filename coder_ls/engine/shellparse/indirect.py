@@ -21,6 +21,43 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 UNSET = object()  # a variable the shell is known not to hold
 _NOT_SHELLS = frozenset("ssh autossh mosh sshpass push flush hash refresh crash splash wash finish publish".split())
 _FIND_TESTS = ("-name", "-iname", "-path", "-ipath", "-regex", "-type", "-newer", "-mtime", "-mmin", "-empty", "-size")
+# what a `find` may hold for its output to be paths beneath its start, as it found them
+# (no -printf, -exec, -L: those print or reach anything)
+_FIND_PLAIN = frozenset(
+    (*_FIND_TESTS, "-maxdepth", "-mindepth", "-print", "-print0", "-not", "!", "-o", "-a", "-or", "-and", "(", ")")
+)
+_FIND_VALUED = frozenset(
+    (
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-regex",
+        "-type",
+        "-newer",
+        "-mtime",
+        "-mmin",
+        "-size",
+        "-maxdepth",
+        "-mindepth",
+    )
+)
+# git's own commands: an alias never shadows one; any other name may be an alias or a
+# `git-NAME` program, which runs what it likes
+GIT_BUILTINS = frozenset(
+    "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore check-mailmap "
+    "check-ref-format checkout checkout-index cherry cherry-pick clean clone column commit commit-graph "
+    "commit-tree config count-objects credential describe diff diff-files diff-index diff-tree difftool "
+    "fetch fetch-pack filter-branch fmt-merge-msg for-each-ref for-each-repo format-patch fsck gc "
+    "get-tar-commit-id grep hash-object help index-pack init interpret-trailers log ls-files ls-remote "
+    "ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index merge-tree mktag mktree "
+    "multi-pack-index mv name-rev notes pack-objects pack-redundant pack-refs patch-id prune prune-packed "
+    "pull push range-diff read-tree rebase reflog remote repack replace request-pull rerere reset restore "
+    "rev-list rev-parse revert rm send-email shortlog show show-branch show-index show-ref sparse-checkout "
+    "stash status stripspace submodule switch symbolic-ref tag unpack-file unpack-objects update-index "
+    "update-ref update-server-info var verify-commit verify-pack verify-tag version whatchanged worktree "
+    "write-tree gui citool gitk instaweb lfs".split()
+)
 
 
 def is_shell(name: str, shells: frozenset[str]) -> bool:
@@ -86,13 +123,24 @@ def substituted(words: list[str | None], env: dict[str, str | None], root: str |
             return os.path.join(os.path.dirname(template), MKTEMP_NAME)
         return os.path.join(where or "/tmp", MKTEMP_NAME)
     if name == "git" and args[:1] == ["rev-parse"] and "--show-toplevel" in args and root is not None:
+        if "GIT_WORK_TREE" in env or "GIT_DIR" in env:
+            return env.get("GIT_WORK_TREE")
         pwd = env.get("PWD")
         inside = pwd is not None and (pwd == root or pwd.startswith(root.rstrip("/") + "/"))
         return root if inside else None
-    if name == "find" and None not in args and any(a in _FIND_TESTS for a in args):
-        starts = [a for a in args if a is not None and not a.startswith(("-", "(", "!"))][:1]
-        if starts and all(not a.startswith("-") for a in args[: args.index(starts[0])] if a is not None):
-            return starts[0].rstrip("/") + "/*"  # paths beneath the start
+    if name == "find" and None not in args and args and any(a in _FIND_TESTS for a in args):
+        start, rest = args[0], [a for a in args[1:] if a is not None]
+        if start is None or start == "" or start.startswith(("-", "(", "!")):
+            return None
+        plain, expect_value = True, False
+        for a in rest:
+            if expect_value:
+                expect_value = False
+            elif a in _FIND_PLAIN:
+                expect_value = a in _FIND_VALUED
+            else:
+                plain = False
+        return start.rstrip("/") + "/*" if plain else None  # paths beneath the start
     return None
 
 
@@ -187,6 +235,22 @@ def _sed_e(script: str) -> list[str | None]:
     return runs
 
 
+def git_subcommand(words: list[str | None]) -> str | None:
+    """The command of `git [global options] COMMAND …` ("" for none; None: not a literal)."""
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w is None:
+            return None
+        if w in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"):
+            i += 2
+            continue
+        if not w.startswith("-"):
+            return w
+        i += 1
+    return ""
+
+
 def git_alias(words: list[str | None], aliases: dict[str, str | None]) -> tuple[str | None, list[str | None]] | None:
     """For `git [-c alias.x=V] … x ARGS`: (V, ARGS), V None when unknown. `-c alias.*`
     values join `aliases` (so does `git config alias.x V` in the line). None: no alias."""
@@ -201,7 +265,7 @@ def git_alias(words: list[str | None], aliases: dict[str, str | None]) -> tuple[
                 return None
             key, _, val = value.partition("=")
             if key.lower().startswith("alias."):
-                local[key[6:]] = val
+                local[key[6:].lower()] = val
             i += 2
             continue
         if w in ("-C", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix"):
@@ -217,8 +281,8 @@ def git_alias(words: list[str | None], aliases: dict[str, str | None]) -> tuple[
     if sub == "config":
         rest = [a for a in words[i + 1 :] if a is None or not a.startswith("-")]
         if len(rest) >= 2 and rest[0] is not None and rest[0].lower().startswith("alias."):
-            aliases[rest[0][6:]] = rest[1]
+            aliases[rest[0][6:].lower()] = rest[1]
         return None
-    if sub is None or sub not in local:
+    if sub is None or sub.lower() not in local or sub in GIT_BUILTINS:
         return None
-    return local[sub], list(words[i + 1 :])
+    return local[sub.lower()], list(words[i + 1 :])

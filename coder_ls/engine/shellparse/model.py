@@ -110,6 +110,7 @@ class Command:
     background: bool = False
     env: tuple[tuple[str, str | None], ...] = ()  # TOOL_ENV values in effect (None: not known)
     aborts: bool = False  # an expansion stops it before it runs (`${X:?}` with X unset)
+    scoped: bool = False  # runs in a shell of its own (subshell, pipe, `&`, `sh -c`): a `cd` ends with it
 
     @property
     def program(self) -> str | None:

@@ -133,6 +133,9 @@ class _Walker:
         self.files: dict[str, str | None] = {}
         self.aliases: dict[str, str | None] = {}  # git aliases the line defines
         self.aborts = False  # an expansion of the current command stops it
+        self.opaque = False  # a nameref exists: no assignment is known any more
+        self.scoped = False  # the command being built runs in a shell of its own
+        self.subshell = False  # this walker reads a script run by another shell (`sh -c`)
 
     def run(self, text: str, depth: int, origin: str) -> ParsedLine:
         self.script(text, depth, origin)
@@ -196,6 +199,10 @@ class _Walker:
                 var = node.child_by_field_name("variable")
                 if var is not None:
                     self.env[_text(var)] = None  # set by the loop as it runs
+                stack.extend((c, where) for c in reversed(node.children))
+            elif kind == "declaration_command" and _declares_nameref(node):
+                self.clobber()  # `declare -n r=X`: a write to r writes X
+                self.opaque = True
                 stack.extend((c, where) for c in reversed(node.children))
             elif kind == "variable_assignment":
                 self.assign(node)
@@ -296,10 +303,14 @@ class _Walker:
         return Redirect(op, self.value(dest) if dest is not None else None, _text(fd) if fd is not None else "")
 
     def assign(self, node: Any) -> None:
+        """`X=v`: X holds v from here on, unless the assignment may not happen or not
+        last (inside a subshell, a pipeline, a condition, a loop, after `&&`/`||`, or
+        once a nameref exists): then X is unknown."""
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         if name is not None and name.type == "variable_name":
-            self.env[_text(name)] = self.value(value) if value is not None else ""
+            known = self.value(value) if value is not None else ""
+            self.env[_text(name)] = None if self.opaque or _conditional(node) else known
 
     # --- words ---------------------------------------------------------------------------
 
@@ -387,7 +398,7 @@ class _Walker:
         assigned: list[str] = []
         words: list[str | None] = []
         prefix: list[str | None] = []
-        saved = {name: self.env.get(name) for name in TOOL_ENV}
+        saved: dict[str, str | object | None] = {}
         self.aborts = False
         for child in node.children:
             kind = child.type
@@ -397,6 +408,7 @@ class _Walker:
                 literal = self.value(value) if value is not None else ""
                 assigned.append(_text(name) if name is not None else "?")
                 prefix.append(None if literal is None else f"{assigned[-1]}={literal}")
+                saved.setdefault(assigned[-1], self.env.get(assigned[-1], UNSET))
                 self.assign(child)
             elif kind == "file_redirect":
                 redirects = [*redirects, self.file_redirect(child)]
@@ -416,12 +428,16 @@ class _Walker:
             return
         self.written = (*prefix, *words)
         aborts, self.aborts = self.aborts, False
+        self.scoped = background or in_pipeline or _in_subshell(node)
         self.simple(
             words, depth, where, tuple(redirects), stdin, source, tuple(assigned), in_pipeline, background, aborts
         )
-        for name in assigned:  # `X=v cmd`: X holds only for cmd (a bare `X=v` keeps it)
-            if name in saved and words:
-                self.env[name] = saved[name]
+        self.scoped = False
+        for name, before in saved.items():  # `X=v cmd`: X holds only for cmd
+            if words and before is UNSET:
+                self.env.pop(name, None)
+            elif words:
+                self.env[name] = before  # type: ignore[assignment]
 
     def simple(
         self,
@@ -495,6 +511,8 @@ class _Walker:
             background,
             tuple((name, self.env.get(name)) for name in TOOL_ENV if name in self.env),
             aborts,
+            self.scoped or self.subshell or where.startswith(("$(", "pipe", "here-doc", "find", "sed", "git"))
+            or where.endswith("-c"),
         )
         self.state.commands.append(cmd)
         self.runtime_names(cmd)
@@ -521,7 +539,7 @@ class _Walker:
             for arg in cmd.args:
                 if arg is None or "=" in arg:
                     value = None if arg is None else arg.partition("=")[2]
-                    self.nested(Command(("eval", value), origin="alias"), depth)
+                    self.nested(Command(("eval", value), origin="alias"), depth)  # shares the env
             return
         if program in ("source", ".") or (
             is_shell(program, SHELLS) and has_operand(cmd) and shell_script(program, cmd) is False
@@ -534,7 +552,7 @@ class _Walker:
                 if script is None:
                     self.state.unknown.append(f"{program} runs {first}, written in this line")
                     return
-                self.script_nested(script, depth, origin)
+                self.script_nested(script, depth, origin, share=program in ("source", "."))
             return
         if program == "sed":
             for text in sed_runs(list(cmd.words)):
@@ -542,6 +560,12 @@ class _Walker:
                     self.state.unknown.append("sed runs text as a command (its `e`)")
                 else:
                     self.script_nested(text, depth, "sed e")
+            return
+        if program == "git" and (
+            any(w is not None and w.startswith(("GIT_CONFIG_PARAMETERS=", "GIT_CONFIG_COUNT=")) for w in cmd.written)
+            or {"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"} & self.env.keys()
+        ):
+            self.state.unknown.append("git reads configuration (aliases) from the environment")
             return
         if program == "git" and (alias := git_alias(list(cmd.words), self.aliases)) is not None:
             value, rest = alias
@@ -566,7 +590,7 @@ class _Walker:
         if script is None or script is True:
             self.state.unknown.append(f"{program} runs a script that is not a literal")
             return
-        self.script_nested(script, depth, origin)
+        self.script_nested(script, depth, origin, share=program == "eval")
 
     def runtime_names(self, cmd: Command) -> None:
         """Variables a command sets as it runs (`read f`, `mapfile`, `unset`), and commands
@@ -578,13 +602,18 @@ class _Walker:
                 self.env[name] = None
             self.env["OPTARG"] = None
         elif program == "printf" and "-v" in cmd.args:
-            self.complete = False
+            target = cmd.args[cmd.args.index("-v") + 1 : cmd.args.index("-v") + 2]
+            if target and target[0] is not None:
+                self.env[target[0]] = None
+            else:
+                self.clobber()
         elif program == "unset":
             for name in args:
                 self.env.pop(name, None)
-        elif program in ("source", ".", "eval", "set", "declare", "typeset", "local", "let", "export", "readonly"):
-            if program in ("source", ".", "eval", "set") or None in cmd.args:
-                self.complete = False
+        elif program in ("source", ".") and not (args and args[0] in self.files and self.files[args[0]] is not None):
+            self.clobber()  # a file we cannot see may set anything
+        elif program in ("eval", "declare", "typeset", "local", "let", "export", "readonly") and None in cmd.args:
+            self.clobber()
 
     def moved(self, words: list[str | None]) -> list[str | None]:
         """`cd`/`pushd`/`popd`: follow PWD and OLDPWD (`$PWD`, `cd -`, `$(pwd)` later in
@@ -604,11 +633,23 @@ class _Walker:
         self.env["OLDPWD"], self.env["PWD"] = pwd, new
         return words
 
-    def script_nested(self, script: str, depth: int, origin: str) -> None:
+    def script_nested(self, script: str, depth: int, origin: str, *, share: bool = False) -> None:
         inner = _Walker.__new__(_Walker)
         inner.env, inner.state, inner.written, inner.files = dict(self.env), self.state, (), self.files
         inner.complete, inner.root, inner.aliases, inner.aborts = self.complete, self.root, self.aliases, False
+        inner.opaque, inner.scoped, inner.subshell = self.opaque, False, self.subshell or not share
+        if share:  # `eval`, `source`, an alias: the same shell, its assignments stay
+            inner.env = self.env
         inner.script(script, depth + 1, origin)
+        if share:
+            self.complete, self.opaque = inner.complete, inner.opaque
+
+    def clobber(self) -> None:
+        """After `source FILE`, `eval "$x"`, a nameref: every variable may hold anything."""
+        for name in self.env:
+            if name not in ("HOME", "PWD", "OLDPWD"):
+                self.env[name] = None
+        self.complete = False
 
 
 class _Background:
@@ -616,6 +657,41 @@ class _Background:
 
     def __init__(self, node: Any) -> None:
         self.node = node
+
+
+_SCOPES = frozenset(
+    "subshell pipeline command_substitution process_substitution if_statement elif_clause else_clause "
+    "while_statement for_statement c_style_for_statement case_item function_definition do_group".split()
+)
+
+
+def _conditional(node: Any) -> bool:
+    """Whether an assignment may not run, or not in this shell: inside a subshell, a pipe,
+    a substitution, a branch, a loop, a function, or right of `&&`/`||`."""
+    child, parent = node, node.parent
+    while parent is not None:
+        if parent.type in _SCOPES:
+            return True
+        if parent.type == "list" and parent.named_child_count and parent.named_children[0] != child:
+            return True
+        child, parent = parent, parent.parent
+    return False
+
+
+def _in_subshell(node: Any) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("subshell", "pipeline", "command_substitution", "process_substitution"):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _declares_nameref(node: Any) -> bool:
+    first = node.children[0] if node.children else None
+    if first is None or _text(first) not in ("declare", "typeset", "local"):
+        return False
+    return any(c.type == "word" and re.fullmatch(r"[-+][a-zA-Z]*n[a-zA-Z]*", _text(c)) for c in node.children)
 
 
 def _glob_name(node: Any) -> bool:
@@ -674,8 +750,14 @@ def _output(node: Any, walker: _Walker) -> str | None:
         return None
     literal = [a for a in args if a is not None]
     if name == "echo":
-        return " ".join(a for a in literal if not re.fullmatch(r"-[neE]+", a)) + "\n"
+        flags = [a for a in literal if re.fullmatch(r"-[neE]+", a)]
+        text = " ".join(a for a in literal if a not in flags)
+        if "\\" in text and any("e" in f for f in flags):
+            return None  # `echo -e 'r\x6d'`: escapes we do not decode
+        return text + "\n"
     if name == "printf" and literal:
+        if "%" in literal[0] or "\\" in literal[0].replace("\\n", ""):
+            return None  # a format or escapes (`printf '%s' …`, `printf 'r\155'`): not a literal
         return literal[0].replace("\\n", "\n") + "\n"
     if name == "cat" and not literal:
         return heredoc or None
