@@ -4,8 +4,6 @@ nested scripts parsed again to a bounded depth."""
 from __future__ import annotations
 
 import os
-import re
-import shlex
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,19 +12,12 @@ from typing import Any
 
 from coder_ls.engine.shellparse.indirect import (
     UNSET,
-    expand,
-    git_alias,
-    is_shell,
-    lookup,
     script_c,
-    sed_runs,
-    substituted,
 )
 from coder_ls.engine.shellparse.model import (
     ASSIGNMENT,
     MAX_COMMANDS,
     MAX_DEPTH,
-    SHELLS,
     TAKES_POSITIONAL,
     TOOL_ENV,
     WRAPPERS,
@@ -34,23 +25,33 @@ from coder_ls.engine.shellparse.model import (
     ParsedLine,
     Redirect,
 )
+from coder_ls.engine.shellparse.nodes import (
+    Background,
+    conditional,
+    declares_nameref,
+    glob_name,
+    in_subshell,
+    substitutions,
+    text_of,
+)
+from coder_ls.engine.shellparse.variables import (
+    clobber,
+    command_words,
+    literal,
+    moved,
+    nested,
+    output_of,
+    runtime_names,
+    words_of,
+)
 from coder_ls.engine.shellparse.words import (
     after_options,
-    ansi_c,
-    dq_unescape,
     env_rest,
-    has_operand,
     option_value,
-    shell_script,
     split_words,
-    unescape,
 )
 
 _CHUNK = 64 * 1024
-_BRACES = re.compile(r"(?<!\\)\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
-_SPLIT = re.compile(r"\s")
-_GLOB = re.compile(r"[*?\[]")
-_UNQUOTED_GLOB = re.compile(r"(?<!\\)[*?\[]")
 
 
 @lru_cache(maxsize=1)
@@ -162,33 +163,33 @@ class _Walker:
         stack: list[tuple[Any, str]] = [(root, origin)]
         while stack:
             node, where = stack.pop()
-            if isinstance(node, _Background):
+            if isinstance(node, Background):
                 self.command(node.node, depth, where, [], "", (), background=True)
-                stack.extend((c, where) for c in reversed(_substitutions(node.node)))
+                stack.extend((c, where) for c in reversed(substitutions(node.node)))
                 continue
             kind = node.type
             if kind == "command":
                 self.command(node, depth, where, [], "", ())
-                stack.extend((c, where) for c in reversed(_substitutions(node)))
+                stack.extend((c, where) for c in reversed(substitutions(node)))
             elif kind == "redirected_statement":
                 body = node.child_by_field_name("body")
                 redirects, stdin = self.redirects(node, depth, where)
                 if body is not None and body.type == "command":
                     self.remember_files(node, redirects)
                     self.command(body, depth, where, redirects, stdin, ())
-                    stack.extend((c, where) for c in reversed(_substitutions(body)))
+                    stack.extend((c, where) for c in reversed(substitutions(body)))
                 elif body is not None:
                     stack.append((body, where))
                 for child in node.children:  # `cat <<EOF | sh` hides the pipe in the here-doc
                     if child.type == "heredoc_redirect":
                         self.heredoc_pipe(child, node, depth, where, stack)
                     elif child != body:
-                        stack.extend((c, where) for c in reversed(_substitutions(child)))
+                        stack.extend((c, where) for c in reversed(substitutions(child)))
             elif kind == "pipeline":
                 self.pipeline(node, depth, where, stack)
             elif kind == "function_definition":
                 name = node.child_by_field_name("name")
-                fname = _text(name) if name is not None else "?"
+                fname = text_of(name) if name is not None else "?"
                 self.state.functions.append(fname)
                 stack.extend((c, f"function {fname}") for c in reversed(node.children) if c != name)
             elif kind in ("command_substitution", "process_substitution"):
@@ -198,10 +199,12 @@ class _Walker:
             elif kind in ("for_statement", "c_style_for_statement"):
                 var = node.child_by_field_name("variable")
                 if var is not None:
-                    self.env[_text(var)] = None  # set by the loop as it runs
+                    self.env[text_of(var)] = None  # set by the loop as it runs
                 stack.extend((c, where) for c in reversed(node.children))
-            elif kind == "declaration_command" and _declares_nameref(node):
-                self.clobber()  # `declare -n r=X`: a write to r writes X
+            elif kind == "declaration_command" and declares_nameref(node):
+                clobber(
+                    self,
+                )  # `declare -n r=X`: a write to r writes X
                 self.opaque = True
                 stack.extend((c, where) for c in reversed(node.children))
             elif kind == "variable_assignment":
@@ -218,7 +221,7 @@ class _Walker:
                 for i in reversed(range(len(children))):
                     child = children[i]
                     if i in after_amp and child.type == "command":
-                        stack.append((_Background(child), where))
+                        stack.append((Background(child), where))
                     else:
                         stack.append((child, where))
 
@@ -226,7 +229,7 @@ class _Walker:
         """`echo 'rm -rf /' > x.sh`: what the line writes to a file, for a later `sh x.sh`."""
         for r in redirects:
             if r.writes and r.target is not None and not r.target.isdigit():
-                text = _output(node, self)
+                text = output_of(node, self)
                 self.files[r.target] = text if r.op not in (">>", "&>>") else None
 
     def pipeline(self, node: Any, depth: int, where: str, stack: list[tuple[Any, str]]) -> None:
@@ -242,10 +245,10 @@ class _Walker:
                 stack.extend((c, where) for c in part.children if c != body and c.type != "file_redirect")
             if body is not None and body.type == "command":
                 if previous is not None and not stdin:
-                    stdin = _output(previous, self)
-                source = _command_words(previous, self) if previous is not None else ()
+                    stdin = output_of(previous, self)
+                source = command_words(previous, self) if previous is not None else ()
                 self.command(body, depth, where, redirects, stdin, source, in_pipeline=True)
-                stack.extend((c, where) for c in reversed(_substitutions(body)))
+                stack.extend((c, where) for c in reversed(substitutions(body)))
             elif body is not None:
                 stack.append((body, where))
             previous = part
@@ -257,14 +260,14 @@ class _Walker:
                 while first.type in ("pipeline", "list") and first.named_child_count:
                     first = first.named_children[0]
                 if child.type == "pipeline" and first.type == "command":
-                    fed = _output(statement, self)
-                    self.command(first, depth, where, [], fed, _command_words(statement, self), in_pipeline=True)
+                    fed = output_of(statement, self)
+                    self.command(first, depth, where, [], fed, command_words(statement, self), in_pipeline=True)
                     rest = [c for c in child.children if c != first]
                     stack.extend((c, where) for c in reversed(rest))
                 else:
                     stack.append((child, where))
             elif child.type == "heredoc_body":
-                stack.extend((c, where) for c in reversed(_substitutions(child)))
+                stack.extend((c, where) for c in reversed(substitutions(child)))
 
     def redirects(self, node: Any, depth: int, where: str, *, record: bool = True) -> tuple[list[Redirect], str | None]:
         redirects: list[Redirect] = []
@@ -283,7 +286,7 @@ class _Walker:
                             self.state.redirects.append(redirects[-1])
             elif child.type == "herestring_redirect":
                 value = [c for c in child.named_children]
-                stdin = self.value(value[-1]) if value else None
+                stdin = literal(self, value[-1]) if value else None
         return redirects, stdin
 
     def heredoc_text(self, node: Any) -> str | None:
@@ -291,16 +294,16 @@ class _Walker:
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
         if body is None:
             return ""
-        quoted = start is not None and any(q in _text(start) for q in "'\"\\")
+        quoted = start is not None and any(q in text_of(start) for q in "'\"\\")
         if not quoted and any(c.type != "heredoc_content" for c in body.named_children):
             return None  # expansions inside: not a literal
-        return _text(body)
+        return text_of(body)
 
     def file_redirect(self, node: Any) -> Redirect:
         op = next((c.type for c in node.children if not c.is_named), ">")
         dest = node.child_by_field_name("destination")
         fd = node.child_by_field_name("descriptor")
-        return Redirect(op, self.value(dest) if dest is not None else None, _text(fd) if fd is not None else "")
+        return Redirect(op, literal(self, dest) if dest is not None else None, text_of(fd) if fd is not None else "")
 
     def assign(self, node: Any) -> None:
         """`X=v`: X holds v from here on, unless the assignment may not happen or not
@@ -309,77 +312,10 @@ class _Walker:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         if name is not None and name.type == "variable_name":
-            known = self.value(value) if value is not None else ""
-            self.env[_text(name)] = None if self.opaque or _conditional(node) else known
+            known = literal(self, value) if value is not None else ""
+            self.env[text_of(name)] = None if self.opaque or conditional(node) else known
 
     # --- words ---------------------------------------------------------------------------
-
-    def value(self, node: Any, *, quoted: bool = False) -> str | None:
-        """The literal a word node stands for, or None if it is not one."""
-        kind = node.type
-        if kind in ("word", "number"):
-            text = _text(node)
-            if _BRACES.search(text):
-                return None  # `{/,}` expands to several words
-            return unescape(text)
-        if kind == "raw_string":
-            return _text(node)[1:-1]
-        if kind == "ansi_c_string":
-            return ansi_c(_text(node)[2:-1])
-        if kind == "string":
-            parts: list[str] = []
-            for child in node.named_children:
-                part = self.value(child, quoted=True) if child.type != "string_content" else dq_unescape(_text(child))
-                if part is None:
-                    return None
-                parts.append(part)
-            return "".join(parts)
-        if kind == "concatenation":
-            if _BRACES.search(_text(node)) and any(_text(c) == "{" for c in node.named_children):
-                return None  # `{/,}` expands to several words
-            pieces = [self.value(c) for c in node.named_children]
-            return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
-        if kind in ("simple_expansion", "expansion"):
-            value = self.expansion(node)
-            if not quoted and value is not None and ("IFS" in self.env or _SPLIT.search(value)):
-                return None  # unquoted: split into words (and globbed)
-            return value
-        if kind == "command_substitution":
-            inner = [c for c in node.named_children if c.type != "comment"]
-            if len(inner) == 1 and inner[0].type == "command":
-                return substituted(list(_command_words(inner[0], self)), self.env, self.root)
-        return None
-
-    def expansion(self, node: Any) -> str | None:
-        """`$x`, `${x}`, `${x:-d}`, `${x:?}`, `${x,,}`: the value, None if not knowable."""
-        names = list(node.named_children)
-        if not names or names[0].type != "variable_name":
-            return None
-        name = _text(names[0])
-        value = lookup(self.env, name, self.complete)
-        ops = [c for c in node.children if node.field_name_for_child(node.children.index(c)) == "operator"]
-        if len(names) == 1 and not ops:
-            return "" if value is UNSET else value  # type: ignore[return-value]
-        if len(ops) != 1 or len(names) > 2:
-            return None
-        arg = self.value(names[1], quoted=True) if len(names) == 2 else ""
-        result, aborts = expand(_text(ops[0]), value, arg)
-        self.aborts = self.aborts or aborts
-        if _text(ops[0]) in (":=", "=") and value is UNSET and isinstance(result, str):
-            self.env[name] = result
-        return "" if result is UNSET else result  # type: ignore[return-value]
-
-    def words_of(self, node: Any) -> list[str | None]:
-        """An argument's words: an unquoted `$x` holding `rm -rf /` is three words."""
-        if node.type == "simple_expansion" or node.type == "expansion":
-            if "IFS" not in self.env and (value := self.expansion(node)) is not None:
-                if not value.strip():
-                    return []  # an unquoted empty value is no word at all
-                if _SPLIT.search(value):
-                    return [w for w in value.split() if not _GLOB.search(w)] or [None]
-        if node.type == "command_substitution" and (value := self.value(node)) is not None:
-            return list(value.split())
-        return [self.value(node)]
 
     # --- simple commands -----------------------------------------------------------------
 
@@ -405,9 +341,9 @@ class _Walker:
             if kind == "variable_assignment":
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
-                literal = self.value(value) if value is not None else ""
-                assigned.append(_text(name) if name is not None else "?")
-                prefix.append(None if literal is None else f"{assigned[-1]}={literal}")
+                held = literal(self, value) if value is not None else ""
+                assigned.append(text_of(name) if name is not None else "?")
+                prefix.append(None if held is None else f"{assigned[-1]}={held}")
                 saved.setdefault(assigned[-1], self.env.get(assigned[-1], UNSET))
                 self.assign(child)
             elif kind == "file_redirect":
@@ -415,20 +351,20 @@ class _Walker:
                 self.state.redirects.append(redirects[-1])
             elif kind == "herestring_redirect":
                 values = child.named_children
-                stdin = self.value(values[-1]) if values else None
+                stdin = literal(self, values[-1]) if values else None
             elif kind == "command_name":
                 first = child.named_children[0] if child.named_child_count else None
-                if first is None or _glob_name(first):
+                if first is None or glob_name(first):
                     words.append(None)  # `/bin/r?`, `r[m]`: the name a glob matches is not known
                 else:
-                    words.extend(self.words_of(first) or [None])
+                    words.extend(words_of(self, first) or [None])
             elif node.field_name_for_child(node.children.index(child)) == "argument":
-                words.extend(self.words_of(child))
+                words.extend(words_of(self, child))
         if not words:
             return
         self.written = (*prefix, *words)
         aborts, self.aborts = self.aborts, False
-        self.scoped = background or in_pipeline or _in_subshell(node)
+        self.scoped = background or in_pipeline or in_subshell(node)
         self.simple(
             words, depth, where, tuple(redirects), stdin, source, tuple(assigned), in_pipeline, background, aborts
         )
@@ -496,7 +432,7 @@ class _Walker:
             wrappers.append(name)
         written, self.written = self.written or tuple(words), ()
         if words and words[0] is not None and os.path.basename(words[0]) in ("cd", "pushd", "popd"):
-            words = self.moved(words)
+            words = moved(self, words)
         cmd = Command(
             tuple(words),
             written,
@@ -511,14 +447,16 @@ class _Walker:
             background,
             tuple((name, self.env.get(name)) for name in TOOL_ENV if name in self.env),
             aborts,
-            self.scoped or self.subshell or where.startswith(("$(", "pipe", "here-doc", "find", "sed", "git"))
+            self.scoped
+            or self.subshell
+            or where.startswith(("$(", "pipe", "here-doc", "find", "sed", "git"))
             or where.endswith("-c"),
         )
         self.state.commands.append(cmd)
-        self.runtime_names(cmd)
+        runtime_names(self, cmd)
         if len(self.state.commands) > MAX_COMMANDS:
             raise _TooMany
-        self.nested(cmd, depth)
+        nested(self, cmd, depth)
         if cmd.program == "find":  # `-exec rm {} +` runs rm
             args = list(cmd.args)
             for i, a in enumerate(args):
@@ -527,111 +465,6 @@ class _Walker:
                     end = next((k for k, w in enumerate(inner) if w in (";", "+")), len(inner))
                     if inner[:end]:
                         self.simple(inner[:end], depth, "find -exec", (), "", (), (), False, False)
-
-    def nested(self, cmd: Command, depth: int) -> None:
-        """Parse what a shell, `eval` or a here-doc runs, to a bounded depth."""
-        program = cmd.program
-        if program is None:
-            return
-        script: str | bool | None = False  # False: no script to look into
-        origin = ""
-        if program == "alias":  # `alias x=rm`: what the alias would run counts as a command
-            for arg in cmd.args:
-                if arg is None or "=" in arg:
-                    value = None if arg is None else arg.partition("=")[2]
-                    self.nested(Command(("eval", value), origin="alias"), depth)  # shares the env
-            return
-        if program in ("source", ".") or (
-            is_shell(program, SHELLS) and has_operand(cmd) and shell_script(program, cmd) is False
-        ):
-            first = next((a for a in cmd.args if a is None or not a.startswith("-")), "")
-            if first is None:
-                self.state.unknown.append(f"{program} runs a script that is not a literal")
-            elif first in self.files:
-                script, origin = self.files[first], f"{program} {first}"
-                if script is None:
-                    self.state.unknown.append(f"{program} runs {first}, written in this line")
-                    return
-                self.script_nested(script, depth, origin, share=program in ("source", "."))
-            return
-        if program == "sed":
-            for text in sed_runs(list(cmd.words)):
-                if text is None:
-                    self.state.unknown.append("sed runs text as a command (its `e`)")
-                else:
-                    self.script_nested(text, depth, "sed e")
-            return
-        if program == "git" and (
-            any(w is not None and w.startswith(("GIT_CONFIG_PARAMETERS=", "GIT_CONFIG_COUNT=")) for w in cmd.written)
-            or {"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"} & self.env.keys()
-        ):
-            self.state.unknown.append("git reads configuration (aliases) from the environment")
-            return
-        if program == "git" and (alias := git_alias(list(cmd.words), self.aliases)) is not None:
-            value, rest = alias
-            if value is None:
-                self.state.unknown.append("git runs an alias that is not a literal")
-            elif value.startswith("!"):
-                extra = " ".join(shlex.quote(w) if w is not None else "$UNKNOWN" for w in rest)
-                self.script_nested(f"{value[1:]} {extra}", depth, "git alias")
-            else:
-                self.script_nested(f"git {value}", depth, "git alias")
-            return
-        if program == "eval":
-            args = cmd.args
-            script = None if None in args else " ".join(a for a in args if a is not None)
-            origin = "eval"
-        elif is_shell(program, SHELLS) or program in ("su", "runuser"):
-            script, origin = shell_script(program, cmd), f"{program} -c"
-            if script is False and cmd.stdin != "" and not has_operand(cmd):
-                script, origin = cmd.stdin, "here-doc" if not cmd.stdin_from else "pipe"
-        if script is False:
-            return
-        if script is None or script is True:
-            self.state.unknown.append(f"{program} runs a script that is not a literal")
-            return
-        self.script_nested(script, depth, origin, share=program == "eval")
-
-    def runtime_names(self, cmd: Command) -> None:
-        """Variables a command sets as it runs (`read f`, `mapfile`, `unset`), and commands
-        after which any name may hold anything (`source`, `eval`, `set`)."""
-        program, args = cmd.program, [a for a in cmd.args if a is not None and not a.startswith("-")]
-        if program in ("read", "mapfile", "readarray", "getopts", "wait"):
-            default = {"read": "REPLY", "mapfile": "MAPFILE", "readarray": "MAPFILE"}.get(program, "OPTARG")
-            for name in args or [default]:
-                self.env[name] = None
-            self.env["OPTARG"] = None
-        elif program == "printf" and "-v" in cmd.args:
-            target = cmd.args[cmd.args.index("-v") + 1 : cmd.args.index("-v") + 2]
-            if target and target[0] is not None:
-                self.env[target[0]] = None
-            else:
-                self.clobber()
-        elif program == "unset":
-            for name in args:
-                self.env.pop(name, None)
-        elif program in ("source", ".") and not (args and args[0] in self.files and self.files[args[0]] is not None):
-            self.clobber()  # a file we cannot see may set anything
-        elif program in ("eval", "declare", "typeset", "local", "let", "export", "readonly") and None in cmd.args:
-            self.clobber()
-
-    def moved(self, words: list[str | None]) -> list[str | None]:
-        """`cd`/`pushd`/`popd`: follow PWD and OLDPWD (`$PWD`, `cd -`, `$(pwd)` later in
-        the line); `cd -` is given OLDPWD's value as its word."""
-        args = [w for w in words[1:] if w is None or not w.startswith("-") or w == "-"]
-        pwd, target = self.env.get("PWD"), args[0] if args else self.env.get("HOME")
-        if args[:1] == ["-"]:
-            target = self.env.get("OLDPWD")
-            words = [words[0], target]
-        new: str | None = None
-        if os.path.basename(str(words[0])) != "popd" and target is not None:
-            if target == "~" or target.startswith("~/"):
-                home = self.env.get("HOME")
-                target = None if home is None else home + target[1:]
-            if target is not None and (target.startswith("/") or (pwd is not None and not self.env.get("CDPATH"))):
-                new = os.path.normpath(os.path.join(pwd or "/", target))
-        self.env["OLDPWD"], self.env["PWD"] = pwd, new
-        return words
 
     def script_nested(self, script: str, depth: int, origin: str, *, share: bool = False) -> None:
         inner = _Walker.__new__(_Walker)
@@ -643,124 +476,3 @@ class _Walker:
         inner.script(script, depth + 1, origin)
         if share:
             self.complete, self.opaque = inner.complete, inner.opaque
-
-    def clobber(self) -> None:
-        """After `source FILE`, `eval "$x"`, a nameref: every variable may hold anything."""
-        for name in self.env:
-            if name not in ("HOME", "PWD", "OLDPWD"):
-                self.env[name] = None
-        self.complete = False
-
-
-class _Background:
-    __slots__ = ("node",)
-
-    def __init__(self, node: Any) -> None:
-        self.node = node
-
-
-_SCOPES = frozenset(
-    "subshell pipeline command_substitution process_substitution if_statement elif_clause else_clause "
-    "while_statement for_statement c_style_for_statement case_item function_definition do_group".split()
-)
-
-
-def _conditional(node: Any) -> bool:
-    """Whether an assignment may not run, or not in this shell: inside a subshell, a pipe,
-    a substitution, a branch, a loop, a function, or right of `&&`/`||`."""
-    child, parent = node, node.parent
-    while parent is not None:
-        if parent.type in _SCOPES:
-            return True
-        if parent.type == "list" and parent.named_child_count and parent.named_children[0] != child:
-            return True
-        child, parent = parent, parent.parent
-    return False
-
-
-def _in_subshell(node: Any) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.type in ("subshell", "pipeline", "command_substitution", "process_substitution"):
-            return True
-        parent = parent.parent
-    return False
-
-
-def _declares_nameref(node: Any) -> bool:
-    first = node.children[0] if node.children else None
-    if first is None or _text(first) not in ("declare", "typeset", "local"):
-        return False
-    return any(c.type == "word" and re.fullmatch(r"[-+][a-zA-Z]*n[a-zA-Z]*", _text(c)) for c in node.children)
-
-
-def _glob_name(node: Any) -> bool:
-    """Whether a command name holds an unquoted glob (`/bin/r?`, `r*`); `[` is `test`."""
-    words = [node] if node.type == "word" else [c for c in node.named_children if c.type == "word"]
-    unquoted = "".join(_text(w) for w in words)
-    return unquoted not in ("[", "[[") and bool(_UNQUOTED_GLOB.search(unquoted))
-
-
-def _text(node: Any) -> str:
-    return str(node.text.decode("utf-8", "surrogateescape"))
-
-
-def _substitutions(node: Any) -> list[Any]:
-    """The `$(…)`, `<(…)` and backquote nodes inside a command's words (not nested ones)."""
-    found: list[Any] = []
-    stack = list(node.children)
-    while stack:
-        n = stack.pop()
-        if n.type in ("command_substitution", "process_substitution"):
-            found.append(n)
-        elif n.type not in ("word", "raw_string", "ansi_c_string", "number", "heredoc_body"):
-            stack.extend(n.children)
-    found.sort(key=lambda n: n.start_byte)
-    return found
-
-
-def _command_words(node: Any, walker: _Walker) -> tuple[str | None, ...]:
-    if node is None:
-        return ()
-    body = node.child_by_field_name("body") if node.type == "redirected_statement" else node
-    if body is None or body.type != "command":
-        return (None,)
-    words: list[str | None] = []
-    for i, child in enumerate(body.children):
-        if child.type == "command_name":
-            words.append(walker.value(child.named_children[0]) if child.named_child_count else None)
-        elif body.field_name_for_child(i) == "argument":
-            words.append(walker.value(child))
-    return tuple(words)
-
-
-def _output(node: Any, walker: _Walker) -> str | None:
-    """What a command prints when that is a literal (`echo …`, `printf …`, `cat <<'EOF'`)."""
-    if node is None:
-        return None
-    heredoc: str | None = ""
-    if node.type == "redirected_statement":
-        _, heredoc = walker.redirects(node, 0, "", record=False)
-    words = _command_words(node, walker)
-    if not words or words[0] is None:
-        return None
-    name = os.path.basename(words[0])
-    args = words[1:]
-    if None in args:
-        return None
-    literal = [a for a in args if a is not None]
-    if name == "echo":
-        flags = [a for a in literal if re.fullmatch(r"-[neE]+", a)]
-        text = " ".join(a for a in literal if a not in flags)
-        if "\\" in text and any("e" in f for f in flags):
-            return None  # `echo -e 'r\x6d'`: escapes we do not decode
-        return text + "\n"
-    if name == "printf" and literal:
-        if "%" in literal[0] or "\\" in literal[0].replace("\\n", ""):
-            return None  # a format or escapes (`printf '%s' …`, `printf 'r\155'`): not a literal
-        return literal[0].replace("\\n", "\n") + "\n"
-    if name == "cat" and not literal:
-        return heredoc or None
-    if name in ("true", ":"):
-        return ""
-    return None
