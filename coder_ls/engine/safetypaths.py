@@ -122,6 +122,8 @@ def resolve_word(word: str, ctx: CheckContext, *, resolve: bool = True) -> tuple
     if not text.startswith("/") and ctx.cwd is None:
         return None
     path = Path(ctx.cwd or "/", text)
+    if ctx.links and (text.endswith("/") or glob_at is not None or any(p in ctx.links for p in path.parents)):
+        path = through_links(Path(os.path.normpath(path)), ctx)  # into a link this line made
     if not resolve:
         return Path(os.path.normpath(path)), glob_at is not None
     if glob_at is not None or text.endswith("/") or path.name in ("", ".", "..") or path == path.parent:
