@@ -4,7 +4,8 @@ Four shapes: one long word (`echo <base64> | base64 -d > out.bin`, the line that
 the old regex check for 24 s at 32 kB), many short commands (`echo a; echo a; …`, the
 worst case for the walk over the tree), variables evaluated with the shell's environment
 (`x=build; rm -rf "$x"; …`), and a `cd` in a subshell before each delete (`(cd a); rm -rf
-b; …`, where the check judges the rest of the line from both cwds, at most 4 times over). Run: `python benchmarks/bench_safety.py`.
+b; …`, where the check judges the rest of the line from both cwds, at most 4 times over).
+Run: `python benchmarks/bench_safety.py`.
 The check is linear: the figures should grow ~10x from 1 MB to 10 MB.
 """
 

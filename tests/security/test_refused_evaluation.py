@@ -143,3 +143,17 @@ def test_unresolvable_paths_never_raise(root, home, tmp_path):
     loop.symlink_to(loop)
     for line in (f"rm -rf {loop}/x", f"echo x > {loop}/y", "cd /proc/1/root && rm -rf *", "rm -rf " + "a" * 5000):
         check(line, root, home)  # a verdict either way, never an exception
+
+
+def test_the_shells_exports_are_read_as_bash_wrote_them():
+    from coder_ls.engine.shellstate import exported
+
+    lines = [
+        'declare -x A="x\\"y\\$z\\\\w"',
+        'declare -x EMPTY=""',
+        "declare -x UNSET_BUT_EXPORTED",
+        "declare -x NL=$'a\\nb'",
+    ]
+    dump = "".join(f"{line}\n" for line in lines)
+    assert exported(dump) == {"A": 'x"y$z\\w', "EMPTY": "", "NL": "a\nb"}
+    assert exported("rm -rf /\n") is None  # not a dump: the check then knows no variables
