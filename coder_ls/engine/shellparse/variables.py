@@ -204,7 +204,13 @@ def nested(w: Any, cmd: Command, depth: int) -> None:
         else:
             w.script_nested(f"git {value}", depth, "git alias")
         return
-    if program == "eval":
+    if program == "trap":  # `trap 'CMD' EXIT`: CMD runs when the signal comes
+        handler = [a for a in cmd.args if a != "--"]
+        if handler and handler[0] not in ("-p", "-l", "-", "") and len(handler) > 1:
+            script, origin = handler[0], "trap"
+        else:
+            return
+    elif program == "eval":
         args = cmd.args
         script = None if None in args else " ".join(a for a in args if a is not None)
         origin = "eval"
