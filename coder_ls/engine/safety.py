@@ -27,6 +27,8 @@ from coder_ls.engine.safetypaths import (
     CheckContext,
     change_dir,
     check_git,
+    edited_files,
+    is_device,
     note_link,
     off_limits,
     real_path,
@@ -210,6 +212,10 @@ def _check_command(cmd: Command, ctx: CheckContext) -> str | None:
             return f"{reason} (the program is not a literal, it may be rm)"
         return None
     known = [a for a in args if a is not None]
+    if name in ("sed", "perl") and any(a == "--in-place" or re.fullmatch(r"-[a-zA-Z]*i.*", a) for a in known):
+        for target in edited_files(name, args):  # `sed -i '$a …' ~/.bashrc` plants code too
+            if reason := write_refusal(target, ctx, truncate=False):
+                return f"`{shown}`: {reason}"
     if is_interpreter(name, INTERPRETERS):
         return _check_code(shown, cmd, ctx)
     if _MKFS.match(name):
@@ -377,11 +383,11 @@ def _null_separated(cmd: Command) -> bool:
 def _from_file(cmd: Command) -> bool:
     """`xargs rm -r < list.txt`, `cat list.txt | xargs …`, `xargs -a list.txt`: names the user
     wrote into a file (not names someone else's files chose, as a lister's are)."""
-    if any(r.op == "<" and r.target is not None and not _device(r.target) for r in cmd.redirects):
+    if any(r.op == "<" and r.target is not None and not is_device(r.target) for r in cmd.redirects):
         return True
     source = cmd.stdin_from
     if source and source[0] is not None and os.path.basename(source[0]) == "cat" and None not in source:
-        return len(source) > 1 and not any(_device(str(a)) for a in source[1:])
+        return len(source) > 1 and not any(is_device(str(a)) for a in source[1:])
     written = [w for w in cmd.written if w is not None]
     return any(w in ("-a", "--arg-file") or w.startswith("--arg-file=") for w in written)
 
@@ -474,8 +480,3 @@ def _check_move(shown: str, args: list[str], ctx: CheckContext) -> str | None:
     if paths and paths[-1].startswith("/dev/"):
         return f"`{shown}` would replace the device {paths[-1]}"
     return None
-
-
-def _device(path: str) -> bool:
-    """`/dev/tcp/host/port`, `/dev/stdin`, `/proc/…/fd`: not a file the user wrote."""
-    return path.startswith(("/dev/", "/proc/")) or path in ("-", "/dev")

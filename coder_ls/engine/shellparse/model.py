@@ -20,6 +20,7 @@ WRAPPERS: dict[str, frozenset[str]] = {
     for name, opts in {
         "command": "",
         "busybox": "",
+        "toybox": "",
         "builtin": "",
         "exec": "-a",
         "env": "-u -C -S --unset --chdir --split-string",

@@ -92,7 +92,7 @@ def words_of(w: Any, node: Any) -> list[str | None]:
             if not value.strip():
                 return []  # an unquoted empty value is no word at all
             if _SPLIT.search(value):
-                return [w for w in value.split() if not _GLOB.search(w)] or [None]
+                return list(value.split())  # a glob among them is judged as one, by its folder
     if node.type == "command_substitution" and (value := literal(w, node)) is not None:
         return list(value.split())
     return [literal(w, node)]
