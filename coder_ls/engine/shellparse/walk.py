@@ -12,6 +12,7 @@ from typing import Any
 
 from coder_ls.engine.shellparse.indirect import (
     UNSET,
+    loop_value,
     script_c,
 )
 from coder_ls.engine.shellparse.model import (
@@ -198,8 +199,12 @@ class _Walker:
                 continue
             elif kind in ("for_statement", "c_style_for_statement"):
                 var = node.child_by_field_name("variable")
-                if var is not None:
-                    self.env[text_of(var)] = None  # set by the loop as it runs
+                if var is not None:  # set by the loop as it runs: one of its words
+                    values = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "value"]
+                    words: list[str | None] = [None]  # `for ((…))` counts
+                    if kind == "for_statement":
+                        words = [w for c in values for w in words_of(self, c)]
+                    self.env[text_of(var)] = loop_value(words)
                 stack.extend((c, where) for c in reversed(node.children))
             elif kind == "declaration_command" and declares_nameref(node):
                 clobber(
