@@ -31,6 +31,9 @@ _DANGEROUS = re.compile(
 )
 
 
+_ANY_ENTRY = re.compile(_ENTRY.pattern.replace("declare -x ", "declare -[a-zA-Z]*x[a-zA-Z]* "), re.S)
+
+
 def exported(text: str) -> dict[str, str] | None:
     """The variables an `export -p` dump holds (a name declared without a value is left
     out: it is unset), or None when `text` is not such a dump."""
@@ -39,7 +42,7 @@ def exported(text: str) -> dict[str, str] | None:
     found: dict[str, str] = {}
     pos = 0
     while pos < len(text):
-        m = _ENTRY.match(text, pos)
+        m = _ANY_ENTRY.match(text, pos)  # `declare -rx`, `-ix` too: the user's own shell
         if m is None:
             return None
         value = m.group(2)

@@ -175,7 +175,8 @@ def test_the_shells_exports_are_read_as_bash_wrote_them():
         'declare -x EMPTY=""',
         "declare -x UNSET_BUT_EXPORTED",
         "declare -x NL=$'a\\nb'",
+        'declare -rx RO="1"',
     ]
     dump = "".join(f"{line}\n" for line in lines)
-    assert exported(dump) == {"A": 'x"y$z\\w', "EMPTY": "", "NL": "a\nb"}
+    assert exported(dump) == {"A": 'x"y$z\\w', "EMPTY": "", "NL": "a\nb", "RO": "1"}
     assert exported("rm -rf /\n") is None  # not a dump: the check then knows no variables
