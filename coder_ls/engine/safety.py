@@ -107,7 +107,7 @@ async def check_command_async(
 
 def _check_line(line: ParsedLine, ctx: CheckContext) -> str | None:
     for why in line.unknown_scripts:
-        if not why.startswith(("eval ", "source ", ". ")) or _decoded(line):
+        if not why.startswith(("eval ", "source ", ". ", "trap ")) or _decoded(line):
             return f"{why}, so what it would do cannot be checked"
     for name in line.functions:
         if any(
