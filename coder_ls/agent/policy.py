@@ -40,7 +40,8 @@ from coder_ls.agent.grantscope import skip_assignments as _skip_assignments
 from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path
 from coder_ls.engine.protected import protected_name
 from coder_ls.engine.protected import reason as protected_why
-from coder_ls.engine.shellparse import Command, ParsedLine, parse
+from coder_ls.engine.shellparse import INTERPRETERS, Command, ParsedLine, parse
+from coder_ls.engine.shellparse.indirect import GIT_BUILTINS, code_strings, git_subcommand, is_interpreter
 from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved
@@ -108,8 +109,9 @@ class ApprovalDecision(msgspec.Struct, frozen=True):
 # --- shell commands -----------------------------------------------------------------------
 
 
-def _deny_covers(prefix: tuple[str, ...], cmd: Command) -> bool:
-    """A deny rule for `prefix` catches the program as written, unwrapped, or by basename."""
+def _deny_covers(prefix: tuple[str, ...], cmd: Command, *, nested: bool = True) -> bool:
+    """A deny rule for `prefix` catches the program as written, unwrapped, or by basename,
+    and in code given to an interpreter."""
     k = _skip_assignments(prefix)
     core = prefix[k:]
     if not core:
@@ -119,7 +121,38 @@ def _deny_covers(prefix: tuple[str, ...], cmd: Command) -> bool:
         rest = words[start:]
         if len(rest) >= len(core) and _program(rest[0]) == _program(core[0]) and rest[1 : len(core)] == core[1:]:
             return True
+    return nested and _code_runs(core, cmd)
+
+
+def _code_runs(core: tuple[str, ...], cmd: Command) -> bool:
+    """Code given to an interpreter that hands the denied program to a shell or to exec:
+    a quoted string that is its name (`["rm", "x"]`) or a command line running it
+    (`os.system("rm x")`)."""
+    if cmd.program is None or not is_interpreter(cmd.program, INTERPRETERS):
+        return False
+    code = " ".join(a for a in cmd.args if a is not None) + "\n" + (cmd.stdin or "")
+    for text in code_strings(code):
+        if _program(text.strip()) == _program(core[0]):
+            return True
+        if " " in text and any(_deny_covers(core, c, nested=False) for c in parse(text).commands):
+            return True
     return False
+
+
+def _unseen_program(line: ParsedLine) -> str | None:
+    """Why a deny rule cannot see every program the line runs: a name that is an expansion
+    or a glob (`${c,,}`, `/bin/r?`), text a shell or sed runs that is not a literal, or a
+    line that does not parse (`r[m]`). Such a line is asked about, never run unasked."""
+    if any(c.program is None for c in line.commands):
+        return "a program that is not a literal (an expansion or a glob)"
+    if line.unknown_scripts:
+        return f"text run as a command that cannot be seen ({line.unknown_scripts[0]})"
+    if not line.parsed:
+        return "a line that does not parse"
+    for c in line.commands:
+        if c.program == "git" and (sub := git_subcommand(list(c.words))) != "" and sub not in GIT_BUILTINS:
+            return f"`git {sub or '…'}`, a git alias or `git-*` program,"
+    return None
 
 
 def _writes_outside(line: ParsedLine, root: Path) -> str | None:
@@ -193,8 +226,8 @@ def _shell_decision(
         if hit is not None or (rule.command is None and commands):
             shown = shlex.join(str(w) for w in (hit.words if hit else ()) if w is not None) or command[:80]
             return Decision("deny", f"a rule denies `{rule.command or rule.tool}` (`{shown}`)")
-        if any(c.program is None for c in commands):
-            return Decision("ask", f"a program that is not a literal could be `{rule.command}`, which a rule denies")
+        if unseen := _unseen_program(line):
+            return Decision("ask", f"{unseen} could be `{rule.command}`, which a rule denies")
     preset = preset_action(config.permissions, "bash")
     allowed = _why_not_allowed(line, root) is None and bool(commands)
 

@@ -334,7 +334,8 @@ class Turn:
 
     def check_in_cwd(self, command: str, root: Path) -> str | None:
         """The refused-command check, with relative paths taken from the shell's cwd."""
-        return check_command(command, root, cwd=self.session.shell.cwd)
+        shell = self.session.shell
+        return check_command(command, root, cwd=shell.cwd, env=shell.exports())
 
     async def maybe_verify(self) -> bool:
         config, root = self.config, self.turn.root

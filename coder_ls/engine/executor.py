@@ -307,11 +307,11 @@ class Engine:
         if not command:
             b.fail("empty_command", "Nothing to run: the command is empty.")
             return []
-        cwd = ctx.session.shell.cwd
+        cwd, env = ctx.session.shell.cwd, ctx.session.shell.exports()  # what the shell holds
         if len(command) > LONG_COMMAND:
-            reason = await asyncio.to_thread(check_command, command, self.root, cwd=cwd)
+            reason = await asyncio.to_thread(check_command, command, self.root, cwd=cwd, env=env)
         else:
-            reason = check_command(command, self.root, cwd=cwd)
+            reason = check_command(command, self.root, cwd=cwd, env=env)
         if reason is not None:
             b.fail("refused", f"{command!r}: {reason}")
             b.command = command

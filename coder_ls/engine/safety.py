@@ -14,84 +14,100 @@ worker thread so the event loop never waits on them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import shlex
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
-from coder_ls.engine.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, parse
+from coder_ls.engine.safetypaths import (
+    SAFE_DEVICES,
+    CheckContext,
+    change_dir,
+    check_git,
+    edited_files,
+    is_device,
+    note_link,
+    off_limits,
+    real_path,
+    resolve_word,
+    system_path,
+    work_tree_top,
+    write_refusal,
+)
+from coder_ls.engine.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, Redirect, parse
+from coder_ls.engine.shellparse.indirect import code_strings, is_interpreter, is_shell
 
 _MKFS = re.compile(r"^(mkfs(\..+)?|mke2fs|mkswap|mkntfs|mkdosfs|mkexfatfs|wipefs|blkdiscard)$")
 _PARTITIONERS = {"fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted"}
 _POWER = {"shutdown", "reboot", "halt", "poweroff"}
 _POWER_VERBS = set("poweroff reboot halt kexec suspend hibernate hybrid-sleep emergency rescue".split())
-_SAFE_DEVICES = set("null zero full random urandom stdin stdout stderr tty ptmx console fd pts shm".split())
-_SYSTEM_DIRS = ("/etc", "/boot", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/var/lib")
 _CODE_FORK = re.compile(
     r"fork\s+while\s+fork|while\s*\(?\s*(1|true|True)\s*\)?\s*:?\s*\{?\s*(os\.|process\.)?fork\s*\("
 )
 _CODE_RMTREE = re.compile(r"rmtree\(\s*(['\"](/|~)[^'\"]*['\"]|os\.path\.expanduser|Path\.home|pathlib\.Path\(['\"]/)")
-_CODE_STRING = re.compile(r"'([^'\\]*)'|\"([^\"\\]*)\"|\bqq?\s*\(([^()]*)\)")
 _LISTERS = {"find", "fd", "git", "ls", "grep", "rg"}
 # Under the home directory: files that run code at the next login, shell, git call or
 # boot, and the keys that let someone in. Writing them is how code persists.
-_HOME_STARTUP = frozenset(
-    ".bashrc .bash_profile .bash_login .bash_logout .profile .zshrc .zprofile .zshenv .zlogin .kshrc .cshrc "
-    ".tcshrc .xinitrc .xprofile .xsessionrc .pam_environment .gitconfig .npmrc .pypirc .netrc".split()
-)
-_HOME_STARTUP_DIRS = (
-    ".ssh",
-    ".gnupg",
-    ".config/autostart",
-    ".config/systemd",
-    ".config/fish",
-    ".config/git",
-    ".local/bin",
-)
-_CRON_DIRS = ("/var/spool/cron", "/etc/cron.d", "/etc/cron.daily", "/etc/cron.hourly")
 _SYMBOLIC = re.compile(r"--symbolic|-[a-zA-Z]*s[a-zA-Z]*")
 _SEPARATOR = re.compile(r"&&|\|\||[;\n|&]|\[\[|\]\]")
 ASYNC_THRESHOLD = 16 * 1024  # longer lines are checked in a worker thread
 
 
-@dataclass
-class _Ctx:
-    root: Path  # resolved
-    home: Path
-    cwd: Path | None  # None once a `cd` went somewhere unknown
-    temps: tuple[Path, ...]
-    depth: int = 0
-    links: dict[Path, Path] | None = None  # `ln -s TARGET LINK` earlier in the line: LINK -> TARGET
+def check_command(
+    command: str,
+    root: Path,
+    *,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why `command` is refused, or None if it may run. `cwd` defaults to `root`; `env` is
+    the environment the persistent shell holds (its exports), when the caller knows it.
 
-
-def check_command(command: str, root: Path, *, cwd: Path | None = None, home: Path | None = None) -> str | None:
-    """Why `command` is refused, or None if it may run. `cwd` defaults to `root`."""
-    real_root = Path(root).resolve()
-    temps = {Path(p).resolve() for p in ("/tmp", "/var/tmp", tempfile.gettempdir())}
-    real_home = Path(home or Path.home()).resolve()
+    Never raises on a path: one the check cannot resolve (`/proc/1/root/…`, a loop, no
+    permission, a name too long) is judged as written."""
+    real_root = real_path(Path(root))
+    temps = {real_path(Path(p)) for p in ("/tmp", "/var/tmp", tempfile.gettempdir())}
+    if env is not None and env.get("TMPDIR", "").startswith("/"):
+        temps.add(real_path(Path(env["TMPDIR"])))
+    real_home = real_path(Path(home or Path.home()))
     start = Path(cwd or root).absolute()
-    ctx = _Ctx(real_root, real_home, start, tuple(temps))
-    line = parse(command, home=str(real_home), cwd=str(start))
-    reason = _check_line(line, ctx)
-    if reason is None and not line.parsed:
-        reason = _check_pieces(command, ctx)
+    ctx = CheckContext(real_root, real_home, start, tuple(temps), env=env)
+    if env is not None:
+        shell_home = env.get("HOME")
+        ctx.tilde = real_path(Path(shell_home)) if shell_home and shell_home.startswith("/") else None
+        ctx.cdpath = tuple(env.get("CDPATH", "").split(":")) if env.get("CDPATH") else ()
+    try:
+        top = work_tree_top(start)
+        line = parse(command, home=str(ctx.tilde or real_home), cwd=str(start), env=env, root=top)
+        reason = _check_line(line, ctx)
+        if reason is None and not line.parsed:
+            reason = _check_pieces(command, ctx)
+    except (OSError, ValueError) as e:  # a path nothing above could judge: refuse, never raise
+        reason = f"a path in it cannot be checked ({type(e).__name__}: {str(e)[:200]})"
     return f"Refused: {reason}. Nothing was run." if reason else None
 
 
 async def check_command_async(
-    command: str, root: Path, *, cwd: Path | None = None, home: Path | None = None
+    command: str,
+    root: Path,
+    *,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str | None:
     """`check_command`, in a worker thread when the line is long."""
     if len(command) <= ASYNC_THRESHOLD:
-        return check_command(command, root, cwd=cwd, home=home)
-    return await asyncio.to_thread(check_command, command, root, cwd=cwd, home=home)
+        return check_command(command, root, cwd=cwd, home=home, env=env)
+    return await asyncio.to_thread(check_command, command, root, cwd=cwd, home=home, env=env)
 
 
-def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
+def _check_line(line: ParsedLine, ctx: CheckContext) -> str | None:
     for why in line.unknown_scripts:
-        if not why.startswith(("eval ", "source ", ". ")) or _decoded(line):
+        if not why.startswith(("eval ", "source ", ". ", "trap ")) or _decoded(line):
             return f"{why}, so what it would do cannot be checked"
     for name in line.functions:
         if any(
@@ -104,20 +120,50 @@ def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
     cdpath = any("CDPATH" in c.assignments for c in line.commands) or "CDPATH" in line.text
     for cmd in line.commands:  # links the line makes: later writes through them go where they point
         if cmd.program == "ln" and any(a is not None and _SYMBOLIC.fullmatch(a) for a in cmd.args):
-            _note_link([a for a in cmd.args if a is not None], ctx)
-    for redirect in line.redirects:
-        if (
-            redirect.writes
-            and redirect.target
-            and (reason := _write_target(redirect.target, ctx, truncate=redirect.op in (">", ">|", "&>")))
-        ):
+            note_link([a for a in cmd.args if a is not None], ctx)
+    # In execution order: a command's own redirections are judged from the cwd it runs in;
+    # those of a compound (`{ …; } > f`, `done > f`) from every cwd the line passes through.
+    own = {id(r) for c in line.commands for r in c.redirects}
+    loose = [r for r in line.redirects if id(r) not in own]
+    if reason := _check_redirects(loose, ctx):
+        return reason
+    return _check_commands(line.commands, ctx, loose, cdpath)
+
+
+_FORKS = 4  # `cd` in a subshell: the rest is judged from both cwds, this many times at most
+
+
+def _check_commands(
+    commands: tuple[Command, ...], ctx: CheckContext, loose: list[Redirect], cdpath: bool
+) -> str | None:
+    """The commands in the order they run, the cwd following each `cd`. A `cd` whose effect
+    may end before the next command (in a subshell, a pipe, `sh -c`) forks the walk: the
+    rest is judged from the cwd before it too."""
+    for i, cmd in enumerate(commands):
+        if cmd.aborts:
+            continue  # `${X:?}` with X unset: bash stops before running it
+        home = dict(cmd.env).get("HOME", "")  # `~` is HOME as the line left it
+        if home != ctx.tilde_from:
+            ctx.tilde_from, ctx.tilde_unknown = home, home is None
+            ctx.tilde = real_path(Path(home)) if home and home.startswith("/") else None
+        if reason := _check_redirects(cmd.redirects, ctx):
             return reason
-    for cmd in line.commands:
         if cmd.program in ("cd", "pushd", "popd"):
-            _change_dir(cmd, ctx, cdpath)
+            before = dataclasses.replace(ctx)
+            change_dir(cmd, ctx, cdpath)
+            if loose and (reason := _check_redirects(loose, ctx)):
+                return reason
+            if cmd.scoped and before.cwd != ctx.cwd:
+                if ctx.forks >= _FORKS:
+                    ctx.cwd = None
+                else:
+                    ctx.forks += 1
+                    before.forks = ctx.forks
+                    if reason := _check_commands(commands[i + 1 :], before, loose, cdpath):
+                        return reason
             continue
         if (
-            cmd.program in SHELLS
+            is_shell(cmd.program or "", SHELLS)
             and not [a for a in cmd.args if a is None or not a.startswith("-")]
             and any(r.op == "<" and r.target is None for r in cmd.redirects)
         ):
@@ -127,10 +173,21 @@ def _check_line(line: ParsedLine, ctx: _Ctx) -> str | None:
     return None
 
 
-def _check_pieces(command: str, ctx: _Ctx) -> str | None:
+def _check_redirects(redirects: tuple[Redirect, ...] | list[Redirect], ctx: CheckContext) -> str | None:
+    for redirect in redirects:
+        if (
+            redirect.writes
+            and redirect.target
+            and (reason := write_refusal(redirect.target, ctx, truncate=redirect.op in (">", ">|", "&>")))
+        ):
+            return reason
+    return None
+
+
+def _check_pieces(command: str, ctx: CheckContext) -> str | None:
     """A line tree-sitter could not parse: judge each piece between separators that parses."""
     for piece in _SEPARATOR.split(command):
-        line = parse(piece, home=str(ctx.home), cwd=str(ctx.cwd or "/"))
+        line = parse(piece, home=str(ctx.tilde or ctx.home), cwd=str(ctx.cwd or "/"), env=ctx.env)
         if line.parsed and line.commands and (reason := _check_line(line, ctx)):
             return reason
     return None
@@ -147,7 +204,7 @@ def _shown(cmd: Command) -> str:
     return shlex.join(w[:100] + "…" * (len(w) > 100) if w is not None else "…" for w in words[:20])
 
 
-def _check_command(cmd: Command, ctx: _Ctx) -> str | None:
+def _check_command(cmd: Command, ctx: CheckContext) -> str | None:
     name, args = cmd.program, list(cmd.args)
     shown = _shown(cmd)
     if name is None:
@@ -155,7 +212,11 @@ def _check_command(cmd: Command, ctx: _Ctx) -> str | None:
             return f"{reason} (the program is not a literal, it may be rm)"
         return None
     known = [a for a in args if a is not None]
-    if name in INTERPRETERS or name.startswith(("python", "pypy", "ruby", "perl", "node", "php")):
+    if name in ("sed", "perl") and any(a == "--in-place" or re.fullmatch(r"-[a-zA-Z]*i.*", a) for a in known):
+        for target in edited_files(name, args):  # `sed -i '$a …' ~/.bashrc` plants code too
+            if reason := write_refusal(target, ctx, truncate=False):
+                return f"`{shown}`: {reason}"
+    if is_interpreter(name, INTERPRETERS):
         return _check_code(shown, cmd, ctx)
     if _MKFS.match(name):
         return f"`{shown}` formats or wipes a disk"
@@ -181,14 +242,16 @@ def _check_command(cmd: Command, ctx: _Ctx) -> str | None:
         return _check_targets(shown, _positional(args, takes={"-s", "--size", "-r", "--reference"}), ctx, "would empty")
     if name in ("chmod", "chown", "chgrp"):
         return _check_permissions(shown, name, args, ctx)
+    if name == "git":
+        return check_git(shown, cmd, ctx)
     if name == "mv":
         paths = [a for a in known if not a.startswith("-")]
-        if len(paths) >= 2 and (reason := _write_target(paths[-1], ctx, truncate=True)):
+        if len(paths) >= 2 and (reason := write_refusal(paths[-1], ctx, truncate=True)):
             return f"`{shown}`: {reason}"
         return _check_move(shown, known, ctx)
     if name == "dd":
         for a in known:
-            if a.startswith("of=") and (reason := _write_target(a[3:], ctx, truncate=True) or _outside(a[3:], ctx)):
+            if a.startswith("of=") and (reason := write_refusal(a[3:], ctx, truncate=True) or _outside(a[3:], ctx)):
                 return f"`{shown}`: {reason}"
         if any(a is None for a in args):
             return f"`{shown}` writes to a target that is not a literal"
@@ -196,7 +259,7 @@ def _check_command(cmd: Command, ctx: _Ctx) -> str | None:
         targets = [a for a in known if not a.startswith("-")]
         targets = targets if name == "tee" else targets[-1:]
         for target in targets:
-            if reason := _write_target(target, ctx, truncate=name != "tee" or "-a" not in known, link=name == "ln"):
+            if reason := write_refusal(target, ctx, truncate=name != "tee" or "-a" not in known, link=name == "ln"):
                 return f"`{shown}`: {reason}"
     return None
 
@@ -220,30 +283,30 @@ def _positional(args: list[str | None], takes: set[str] | None = None) -> list[s
     return out
 
 
-def _outside(target: str, ctx: _Ctx) -> str | None:
-    resolved = _target(target, ctx)
+def _outside(target: str, ctx: CheckContext) -> str | None:
+    resolved = resolve_word(target, ctx)
     if resolved is None:
         return f"its target `{target}` is not known"
     text = str(resolved[0])
-    if text.startswith("/dev/") and text[5:].partition("/")[0] in _SAFE_DEVICES:
+    if text.startswith("/dev/") and text[5:].partition("/")[0] in SAFE_DEVICES:
         return None
-    where = _describe(resolved[0], ctx, root_ok=False)
+    where = off_limits(resolved[0], ctx, root_ok=False)
     return f"it would destroy {where}" if where else None
 
 
-def _check_targets(shown: str, targets: list[str | None], ctx: _Ctx, verb: str) -> str | None:
+def _check_targets(shown: str, targets: list[str | None], ctx: CheckContext, verb: str) -> str | None:
     for target in targets:
         if target is None:
             return f"`{shown}` {verb} a target that is not a literal"
-        resolved = _target(target, ctx)
+        resolved = resolve_word(target, ctx)
         if resolved is None:
             return f"`{shown}` {verb} `{target}`, which cannot be known"
-        if where := _describe(resolved[0], ctx, root_ok=True):
+        if where := off_limits(resolved[0], ctx, root_ok=True):
             return f"`{shown}` {verb} {where}"
     return None
 
 
-def _check_code(shown: str, cmd: Command, ctx: _Ctx) -> str | None:
+def _check_code(shown: str, cmd: Command, ctx: CheckContext) -> str | None:
     """Code given to an interpreter (`python -c`, `perl -e`, `awk '…'`): fork bombs, rmtree
     of / or ~, and any quoted shell command in it that would be refused."""
     code = " ".join(a for a in cmd.args if a is not None)
@@ -257,26 +320,14 @@ def _check_code(shown: str, cmd: Command, ctx: _Ctx) -> str | None:
         return None
     ctx.depth += 1
     try:
-        for m in _CODE_STRING.finditer(code):
-            text = next(g for g in m.groups() if g is not None)
-            if " " in text and (reason := _check_line(parse(text, home=str(ctx.home), cwd=str(ctx.cwd or "/")), ctx)):
+        for text in code_strings(code):
+            if " " in text and (
+                reason := _check_line(parse(text, home=str(ctx.home), cwd=str(ctx.cwd or "/"), env=ctx.env), ctx)
+            ):
                 return f"`{shown[:200]}` runs a shell command: {reason}"
     finally:
         ctx.depth -= 1
     return None
-
-
-def _change_dir(cmd: Command, ctx: _Ctx, cdpath: bool) -> None:
-    args = cmd.args
-    targets = [a for a in args if a is None or not a.startswith("-") or a == "-"]
-    if cmd.program == "popd" or (targets and (targets[0] is None or targets[0] == "-")):
-        ctx.cwd = None
-        return
-    if targets and cdpath and not str(targets[0]).startswith(("/", ".", "~")):
-        ctx.cwd = None  # CDPATH may send a relative `cd` anywhere
-        return
-    resolved = _target(targets[0], ctx) if targets and targets[0] is not None else (ctx.home, False)
-    ctx.cwd = resolved[0] if resolved else None
 
 
 def _kills_everything(args: list[str]) -> bool:
@@ -290,55 +341,7 @@ def _kills_everything(args: list[str]) -> bool:
     return any(a in ("-1", "1") for a in rest if a != "--")
 
 
-def _target(word: str, ctx: _Ctx, *, resolve: bool = True) -> tuple[Path, bool] | None:
-    """The real path a word names (None if unknowable) and whether it is a glob's directory."""
-    text = word
-    if text == "~+" or text.startswith("~+/"):
-        if ctx.cwd is None:
-            return None
-        text = str(ctx.cwd) + text[2:]
-    if ctx.cwd is not None:
-        text = re.sub(r"\$(\{PWD\}|PWD\b)|\$\(pwd\)|`pwd`", str(ctx.cwd), text)
-    if "$" in text or "`" in text or text == "-":
-        return None  # a variable or output we cannot know
-    if text == "~" or text.startswith("~/"):
-        text = str(ctx.home) + text[1:]
-    elif text.startswith("~") and (text := os.path.expanduser(text)).startswith("~"):
-        return None
-    parts = text.split("/")
-    glob_at = next((k for k, part in enumerate(parts) if re.search(r"[*?\[]", part)), None)
-    if glob_at is not None:
-        text = "/".join(parts[:glob_at]) or ("/" if text.startswith("/") else ".")
-    if not text.startswith("/") and ctx.cwd is None:
-        return None
-    path = Path(ctx.cwd or "/", text)
-    if not resolve:
-        return Path(os.path.normpath(path)), glob_at is not None
-    if glob_at is not None or text.endswith("/") or path.name in ("", ".", "..") or path == path.parent:
-        return Path(os.path.realpath(path)), glob_at is not None  # the directory itself
-    return Path(os.path.realpath(path.parent)) / path.name, False  # a link is not followed
-
-
-def _describe(real: Path, ctx: _Ctx, *, root_ok: bool = False) -> str | None:
-    """Why destroying `real` is off limits, or None if it is in the workspace or a temp dir."""
-    if real == Path("/"):
-        return "/ (the whole filesystem)"
-    if real == ctx.home:
-        return f"{real} (your home directory)"
-    if real == ctx.root:
-        return None if root_ok else f"{real} (the workspace itself)"
-    if ctx.root in real.parents:
-        return None
-    if real in ctx.root.parents:
-        return f"{real}, a parent of the workspace"
-    if ctx.home in real.parents:
-        return f"{real}, which is outside the workspace, in your home directory"
-    if any(temp in real.parents for temp in ctx.temps):
-        return None
-    return f"{real}, which is outside the workspace ({ctx.root})"
-
-
-def _check_delete(shown: str, args: list[str | None], ctx: _Ctx, cmd: Command) -> str | None:
+def _check_delete(shown: str, args: list[str | None], ctx: CheckContext, cmd: Command) -> str | None:
     known = [a for a in args if a is not None]
     if "--no-preserve-root" in known:
         return f"`{shown}` uses --no-preserve-root, which lets rm delete /"
@@ -350,11 +353,15 @@ def _check_delete(shown: str, args: list[str | None], ctx: _Ctx, cmd: Command) -
             if recursive:
                 return f"`{shown}` would recursively delete a path that is not a literal (a variable or `$(…)`)"
             continue
-        resolved = _target(target, ctx)
+        if target == "":
+            continue  # `rm ""` fails: nothing is deleted
+        resolved = resolve_word(target, ctx)
         if resolved is None and recursive:
             return f"`{shown}` would recursively delete `{target}`, which cannot be known"
-        if resolved and (where := _describe(resolved[0], ctx, root_ok=resolved[1])):
+        if resolved and (where := off_limits(resolved[0], ctx, root_ok=resolved[1])):
             return f"`{shown}` would delete {where}"
+    if cmd.args_from_stdin and recursive and _from_file(cmd):
+        return None
     if cmd.args_from_stdin and recursive and not _listed_inside(cmd, ctx):
         return f"`{shown}` would recursively delete paths read from its input, which cannot be known"
     if cmd.args_from_stdin and recursive and not _null_separated(cmd):
@@ -373,7 +380,19 @@ def _null_separated(cmd: Command) -> bool:
     return any(w in ("-0", "--null") or w.startswith(("-d", "--delimiter")) or w.startswith("-0") for w in written)
 
 
-def _listed_inside(cmd: Command, ctx: _Ctx) -> bool:
+def _from_file(cmd: Command) -> bool:
+    """`xargs rm -r < list.txt`, `cat list.txt | xargs …`, `xargs -a list.txt`: names the user
+    wrote into a file (not names someone else's files chose, as a lister's are)."""
+    if any(r.op == "<" and r.target is not None and not is_device(r.target) for r in cmd.redirects):
+        return True
+    source = cmd.stdin_from
+    if source and source[0] is not None and os.path.basename(source[0]) == "cat" and None not in source:
+        return len(source) > 1 and not any(is_device(str(a)) for a in source[1:])
+    written = [w for w in cmd.written if w is not None]
+    return any(w in ("-a", "--arg-file") or w.startswith("--arg-file=") for w in written)
+
+
+def _listed_inside(cmd: Command, ctx: CheckContext) -> bool:
     """`find . … | xargs rm -r`: the paths come from a lister looking inside the workspace."""
     source = cmd.stdin_from
     if not source or source[0] is None or os.path.basename(source[0]) not in _LISTERS or None in source:
@@ -383,7 +402,8 @@ def _listed_inside(cmd: Command, ctx: _Ctx) -> bool:
         return not any(w.startswith(("/", "~", "..")) for w in words)
     starts = _find_starts(list(source[1:]))
     return all(
-        s is not None and (r := _target(s, ctx)) and not _describe(r[0], ctx, root_ok=True) for s in starts or ["."]
+        s is not None and (r := resolve_word(s, ctx)) and not off_limits(r[0], ctx, root_ok=True)
+        for s in starts or ["."]
     )
 
 
@@ -399,7 +419,7 @@ def _find_starts(args: list[str | None]) -> list[str | None]:
     return starts
 
 
-def _check_find(shown: str, args: list[str | None], ctx: _Ctx, cmd: Command) -> str | None:
+def _check_find(shown: str, args: list[str | None], ctx: CheckContext, cmd: Command) -> str | None:
     starts = _find_starts(args)
     known = [a for a in args if a is not None]
     deletes = "-delete" in known
@@ -417,15 +437,15 @@ def _check_find(shown: str, args: list[str | None], ctx: _Ctx, cmd: Command) -> 
     for start in starts or ["."]:
         if start is None:
             return f"`{shown}` would delete files under a path that is not a literal"
-        resolved = _target(start, ctx)
+        resolved = resolve_word(start, ctx)
         if resolved is None:
             return f"`{shown}` would delete files under `{start}`, which cannot be known"
-        if where := _describe(resolved[0], ctx, root_ok=True):
+        if where := off_limits(resolved[0], ctx, root_ok=True):
             return f"`{shown}` would delete files under {where}"
     return None
 
 
-def _check_permissions(shown: str, name: str, args: list[str | None], ctx: _Ctx) -> str | None:
+def _check_permissions(shown: str, name: str, args: list[str | None], ctx: CheckContext) -> str | None:
     recursive, positional = False, []
     for arg in args:
         if arg is not None and (arg == "--recursive" or re.fullmatch(r"-[RfvcHLP]*R[RfvcHLP]*", arg)):
@@ -441,86 +461,22 @@ def _check_permissions(shown: str, name: str, args: list[str | None], ctx: _Ctx)
             if recursive:
                 return f"`{shown}` would change the permissions of a path that is not a literal"
             continue
-        resolved = _target(target, ctx)
+        resolved = resolve_word(target, ctx)
         if resolved is None:
             if recursive:
                 return f"`{shown}` would change the permissions of `{target}`, which cannot be known"
             continue
-        if where := _describe(resolved[0], ctx, root_ok=True) if recursive else _system_path(resolved[0]):
+        if where := off_limits(resolved[0], ctx, root_ok=True) if recursive else system_path(resolved[0]):
             return f"`{shown}` would change the permissions or owner of {where}"
     return None
 
 
-def _check_move(shown: str, args: list[str], ctx: _Ctx) -> str | None:
+def _check_move(shown: str, args: list[str], ctx: CheckContext) -> str | None:
     paths = [a for a in args if not a.startswith("-")]
     for source in paths[:-1]:
-        real = (_target(source, ctx) or (None, False))[0]
-        if real and (real in (Path("/"), ctx.home) or real in ctx.root.parents or _system_path(real)):
+        real = (resolve_word(source, ctx) or (None, False))[0]
+        if real and (real in (Path("/"), ctx.home) or real in ctx.root.parents or system_path(real)):
             return f"`{shown}` would move {real} away, breaking the system or the workspace"
     if paths and paths[-1].startswith("/dev/"):
         return f"`{shown}` would replace the device {paths[-1]}"
-    return None
-
-
-def _system_path(real: Path) -> str | None:
-    text = str(real)
-    if real.parent == Path("/") or any(text == d or text.startswith(d + "/") for d in _SYSTEM_DIRS):
-        return f"{real}, a system path"
-    return None
-
-
-def _note_link(args: list[str], ctx: _Ctx) -> None:
-    """`ln -s TARGET LINK` (or `ln -s TARGET DIR/`): later words under LINK go to TARGET."""
-    paths = [a for a in args if not a.startswith("-")]
-    if len(paths) < 2:
-        return
-    source = _target(paths[0], ctx, resolve=False)
-    link = _target(paths[-1], ctx, resolve=False)
-    if source and link:
-        if ctx.links is None:
-            ctx.links = {}
-        ctx.links[link[0]] = source[0]
-
-
-def _through_links(path: Path, ctx: _Ctx) -> Path:
-    for link, target in (ctx.links or {}).items():
-        if path == link or link in path.parents:
-            return target / path.relative_to(link)
-    return path
-
-
-def _write_target(target: str, ctx: _Ctx, *, truncate: bool, link: bool = False) -> str | None:
-    """Why writing to `target` is destructive or persistent (a disk device, the kernel,
-    system files, the files that run code at login or boot, keys)."""
-    plain = None if target.isdigit() else _target(target, ctx, resolve=False)
-    if not plain:
-        return None
-    if plain[0].as_posix().startswith("/dev/"):
-        text = plain[0].as_posix()  # a device node: never resolved (/dev/stdout is a link)
-    elif link:  # `ln` makes the name itself (a link there is replaced, not followed)
-        text = str(Path(os.path.realpath(plain[0].parent)) / plain[0].name)
-    else:
-        text = os.path.realpath(_through_links(plain[0], ctx))  # a write follows links
-    if text.startswith("/dev/") and text[5:].partition("/")[0] not in _SAFE_DEVICES:
-        return f"writing to the device {text} would destroy its data"
-    if any(text == d or text.startswith(d + "/") for d in ("/proc", "/sys")):
-        return f"writing to {text} changes the running kernel"
-    if any(text == d or text.startswith(d + "/") for d in _CRON_DIRS):
-        return f"writing {text} schedules commands that would run out of sight"
-    if truncate and _system_path(Path(text)) and os.path.exists(text):
-        return f"overwriting {text} would break the system"
-    if any(text.startswith(d + "/") for d in _SYSTEM_DIRS):
-        return f"writing {text} changes the system's own files"
-    if reason := _home_startup(Path(text), ctx):
-        return reason
-    return None
-
-
-def _home_startup(real: Path, ctx: _Ctx) -> str | None:
-    home = ctx.home
-    if home not in real.parents or ctx.root == real or ctx.root in real.parents:
-        return None
-    rel = real.relative_to(home).as_posix()
-    if rel in _HOME_STARTUP or any(rel == d or rel.startswith(d + "/") for d in _HOME_STARTUP_DIRS):
-        return f"writing {real} would plant code that runs at your next login, shell or git call (or a key)"
     return None

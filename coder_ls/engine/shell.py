@@ -37,7 +37,7 @@ import msgspec
 from coder_ls.engine import lifetime, sandbox
 from coder_ls.engine.config import UnreadableFile, read_regular_file
 from coder_ls.engine.environ import child_env, secret_names
-from coder_ls.engine.shellstate import clean_state
+from coder_ls.engine.shellstate import clean_state, exported
 from coder_ls.protocol.config import SandboxConfig
 
 BASH = "/bin/bash"
@@ -277,6 +277,16 @@ class PersistentShell:
     @property
     def root(self) -> Path:
         return self._root
+
+    def exports(self) -> dict[str, str] | None:
+        """The environment the next command starts with (read-only, for the refused-command
+        check); None when the saved state cannot be read."""
+        if self._env_file is None:
+            return dict(self._base_env)
+        try:
+            return exported(self._env_file.read_text(encoding="utf-8", errors="surrogateescape"))
+        except OSError:
+            return None
 
     def _inside(self, path: Path) -> bool:
         real = path.resolve()

@@ -31,6 +31,29 @@ _DANGEROUS = re.compile(
 )
 
 
+_ANY_ENTRY = re.compile(_ENTRY.pattern.replace("declare -x ", "declare -[a-zA-Z]*x[a-zA-Z]* "), re.S)
+
+
+def exported(text: str) -> dict[str, str] | None:
+    """The variables an `export -p` dump holds (a name declared without a value is left
+    out: it is unset), or None when `text` is not such a dump."""
+    from coder_ls.engine.shellparse.words import ansi_c
+
+    found: dict[str, str] = {}
+    pos = 0
+    while pos < len(text):
+        m = _ANY_ENTRY.match(text, pos)  # `declare -rx`, `-ix` too: the user's own shell
+        if m is None:
+            return None
+        value = m.group(2)
+        if value is not None and value.startswith('="'):
+            found[m.group(1)] = re.sub(r'\\([\\"$`\n])', r"\1", value[2:-1])
+        elif value is not None:
+            found[m.group(1)] = ansi_c(value[3:-1])
+        pos = m.end()
+    return found
+
+
 def clean_state(text: str) -> tuple[str, list[str]] | None:
     """(the state to keep, the names dropped), or None when `text` is not `export -p` output."""
     kept: list[str] = []

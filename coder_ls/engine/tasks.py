@@ -159,7 +159,7 @@ class PromptCommandTask:
         root = ctx.engine.root
 
         def check(command: str) -> str | None:
-            return check_command(command, root, cwd=session.shell.cwd)
+            return check_command(command, root, cwd=session.shell.cwd, env=session.shell.exports())
 
         async def run(command: str) -> str:
             ctx.sub.report(f"Running: {command}")

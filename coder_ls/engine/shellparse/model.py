@@ -20,6 +20,7 @@ WRAPPERS: dict[str, frozenset[str]] = {
     for name, opts in {
         "command": "",
         "busybox": "",
+        "toybox": "",
         "builtin": "",
         "exec": "-a",
         "env": "-u -C -S --unset --chdir --split-string",
@@ -46,9 +47,33 @@ WRAPPERS: dict[str, frozenset[str]] = {
         "ltrace": "-o -e",
         "firejail": "",
         "proxychains": "",
+        "setpriv": "--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits "
+        "--selinux-label --apparmor-profile --pdeathsig --landlock-access --landlock-rule",
+        "unshare": "-S -G -R -w --setuid --setgid --root --wd --map-user --map-group --map-users --map-groups "
+        "--propagation",
+        "nsenter": "-t -S -G -r -w --target --setuid --setgid --root --wd",
+        "systemd-run": "-p -u -E -M -H --unit --property --setenv --uid --gid --machine --host --working-directory "
+        "--description --slice",
+        "pkexec": "--user",
+        "prlimit": "-p --pid",
+        "numactl": "-C -N -m -p -i --physcpubind --cpunodebind --membind --preferred --interleave",
+        "faketime": "-m -f",
+        "fakeroot": "-l -s -i --lib --faked",
+        "eatmydata": "",
+        "nocache": "-n",
+        "torsocks": "-u -p -a -P",
+        "chronic": "",
+        "catchsegv": "",
+        "dbus-run-session": "--config-file --dbus-daemon",
+        "xvfb-run": "-n -s -f -e -p --server-num --server-args --auth-file --error-file",
+        "sg": "",
+        "cgexec": "-g",
+        "parallel": "-j -S --jobs --sshlogin -a --arg-file",
     }.items()
 }
-TAKES_POSITIONAL = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1, "chroot": 1}
+TAKES_POSITIONAL = {"timeout": 1, "chrt": 1, "taskset": 1, "flock": 1, "chroot": 1, "sg": 1}
+# variables that change what a later program acts on: a command keeps their values
+TOOL_ENV = ("GIT_DIR", "GIT_WORK_TREE", "HOME", "CDPATH")
 DECODERS = frozenset(
     "base64 base32 basenc xxd openssl gzip gunzip zcat bzcat bzip2 xz xzcat unxz zstd rev tr curl wget "
     "nc ncat socat dig uudecode gpg cat head tail sed awk perl python python3 ruby node echo printf".split()
@@ -84,6 +109,9 @@ class Command:
     args_from_stdin: bool = False  # xargs appends words we cannot see
     in_pipeline: bool = False  # a `|` or `&` runs it beside others (fork-bomb shape)
     background: bool = False
+    env: tuple[tuple[str, str | None], ...] = ()  # TOOL_ENV values in effect (None: not known)
+    aborts: bool = False  # an expansion stops it before it runs (`${X:?}` with X unset)
+    scoped: bool = False  # runs in a shell of its own (subshell, pipe, `&`, `sh -c`): a `cd` ends with it
 
     @property
     def program(self) -> str | None:

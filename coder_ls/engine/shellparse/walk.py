@@ -4,39 +4,55 @@ nested scripts parsed again to a bounded depth."""
 from __future__ import annotations
 
 import os
-import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from coder_ls.engine.shellparse.indirect import (
+    UNSET,
+    loop_value,
+    script_c,
+)
 from coder_ls.engine.shellparse.model import (
     ASSIGNMENT,
     MAX_COMMANDS,
     MAX_DEPTH,
-    SHELLS,
     TAKES_POSITIONAL,
+    TOOL_ENV,
     WRAPPERS,
     Command,
     ParsedLine,
     Redirect,
 )
+from coder_ls.engine.shellparse.nodes import (
+    Background,
+    conditional,
+    declares_nameref,
+    glob_name,
+    in_subshell,
+    substitutions,
+    text_of,
+)
+from coder_ls.engine.shellparse.variables import (
+    clobber,
+    command_words,
+    literal,
+    moved,
+    nested,
+    output_of,
+    runtime_names,
+    words_of,
+)
 from coder_ls.engine.shellparse.words import (
     after_options,
-    ansi_c,
-    dq_unescape,
     env_rest,
-    has_operand,
     option_value,
-    shell_script,
     split_words,
-    unescape,
 )
 
 _CHUNK = 64 * 1024
-_BRACES = re.compile(r"(?<!\\)\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
-_SPLIT = re.compile(r"\s")
-_GLOB = re.compile(r"[*?\[]")
 
 
 @lru_cache(maxsize=1)
@@ -62,8 +78,20 @@ def _parser() -> Any:
     return parser
 
 
-def parse(text: str, *, home: str | None = None, cwd: str | None = None) -> ParsedLine:
+def parse(
+    text: str,
+    *,
+    home: str | None = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    root: str | None = None,
+) -> ParsedLine:
     """The commands, redirections and unknowns of a shell line.
+
+    `env` is the whole environment the line starts with (the persistent shell's exports):
+    its variables are substituted, and a name it lacks is unset (empty; `${X:?}` stops
+    the command). Without it, a variable not assigned in the line is unknown. `root` is
+    what `$(git rev-parse --show-toplevel)` prints while the cwd is inside it.
 
     Past MAX_COMMANDS simple commands the walk stops (its cost is per command): the
     line is then unparsed, with an unknown script saying why. A long line (> 256 kB)
@@ -73,7 +101,7 @@ def parse(text: str, *, home: str | None = None, cwd: str | None = None) -> Pars
     if len(text) > 256 * 1024 and sum(text.count(c) for c in ";\n&|") > 4 * MAX_COMMANDS:
         # tree-sitter takes ~1 µs a byte on dense command lists: do not even start
         return ParsedLine(text, False, (), (), (), (f"the line has more than {MAX_COMMANDS} simple commands",))
-    walker = _Walker(home or os.path.expanduser("~"), cwd)
+    walker = _Walker(home or os.path.expanduser("~"), cwd, env, root)
     try:
         return walker.run(text, 0, "")
     except _TooMany:
@@ -96,13 +124,20 @@ class _State:
 
 
 class _Walker:
-    def __init__(self, home: str, cwd: str | None) -> None:
-        self.env: dict[str, str | None] = {"HOME": home}
+    def __init__(self, home: str, cwd: str | None, env: Mapping[str, str] | None, root: str | None) -> None:
+        self.env: dict[str, str | None] = {"HOME": home, **(env or {})}
+        self.complete = env is not None  # a name not in env is unset, not unknown
+        self.root = root
         if cwd is not None:
             self.env["PWD"] = cwd
         self.state = _State()
         self.written: tuple[str | None, ...] = ()
         self.files: dict[str, str | None] = {}
+        self.aliases: dict[str, str | None] = {}  # git aliases the line defines
+        self.aborts = False  # an expansion of the current command stops it
+        self.opaque = False  # a nameref exists: no assignment is known any more
+        self.scoped = False  # the command being built runs in a shell of its own
+        self.subshell = False  # this walker reads a script run by another shell (`sh -c`)
 
     def run(self, text: str, depth: int, origin: str) -> ParsedLine:
         self.script(text, depth, origin)
@@ -129,39 +164,54 @@ class _Walker:
         stack: list[tuple[Any, str]] = [(root, origin)]
         while stack:
             node, where = stack.pop()
-            if isinstance(node, _Background):
+            if isinstance(node, Background):
                 self.command(node.node, depth, where, [], "", (), background=True)
-                stack.extend((c, where) for c in reversed(_substitutions(node.node)))
+                stack.extend((c, where) for c in reversed(substitutions(node.node)))
                 continue
             kind = node.type
             if kind == "command":
                 self.command(node, depth, where, [], "", ())
-                stack.extend((c, where) for c in reversed(_substitutions(node)))
+                stack.extend((c, where) for c in reversed(substitutions(node)))
             elif kind == "redirected_statement":
                 body = node.child_by_field_name("body")
                 redirects, stdin = self.redirects(node, depth, where)
                 if body is not None and body.type == "command":
                     self.remember_files(node, redirects)
                     self.command(body, depth, where, redirects, stdin, ())
-                    stack.extend((c, where) for c in reversed(_substitutions(body)))
+                    stack.extend((c, where) for c in reversed(substitutions(body)))
                 elif body is not None:
                     stack.append((body, where))
                 for child in node.children:  # `cat <<EOF | sh` hides the pipe in the here-doc
                     if child.type == "heredoc_redirect":
                         self.heredoc_pipe(child, node, depth, where, stack)
                     elif child != body:
-                        stack.extend((c, where) for c in reversed(_substitutions(child)))
+                        stack.extend((c, where) for c in reversed(substitutions(child)))
             elif kind == "pipeline":
                 self.pipeline(node, depth, where, stack)
             elif kind == "function_definition":
                 name = node.child_by_field_name("name")
-                fname = _text(name) if name is not None else "?"
+                fname = text_of(name) if name is not None else "?"
                 self.state.functions.append(fname)
                 stack.extend((c, f"function {fname}") for c in reversed(node.children) if c != name)
             elif kind in ("command_substitution", "process_substitution"):
                 stack.extend((c, "$(…)") for c in reversed(node.children))
             elif kind in ("heredoc_body", "string_content", "raw_string", "word", "comment", "ansi_c_string"):
                 continue
+            elif kind in ("for_statement", "c_style_for_statement"):
+                var = node.child_by_field_name("variable")
+                if var is not None:  # set by the loop as it runs: one of its words
+                    values = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "value"]
+                    words: list[str | None] = [None]  # `for ((…))` counts
+                    if kind == "for_statement":
+                        words = [w for c in values for w in words_of(self, c)]
+                    self.env[text_of(var)] = loop_value(words)
+                stack.extend((c, where) for c in reversed(node.children))
+            elif kind == "declaration_command" and declares_nameref(node):
+                clobber(
+                    self,
+                )  # `declare -n r=X`: a write to r writes X
+                self.opaque = True
+                stack.extend((c, where) for c in reversed(node.children))
             elif kind == "variable_assignment":
                 self.assign(node)
                 stack.extend((c, where) for c in reversed(node.children))
@@ -176,7 +226,7 @@ class _Walker:
                 for i in reversed(range(len(children))):
                     child = children[i]
                     if i in after_amp and child.type == "command":
-                        stack.append((_Background(child), where))
+                        stack.append((Background(child), where))
                     else:
                         stack.append((child, where))
 
@@ -184,7 +234,7 @@ class _Walker:
         """`echo 'rm -rf /' > x.sh`: what the line writes to a file, for a later `sh x.sh`."""
         for r in redirects:
             if r.writes and r.target is not None and not r.target.isdigit():
-                text = _output(node, self)
+                text = output_of(node, self)
                 self.files[r.target] = text if r.op not in (">>", "&>>") else None
 
     def pipeline(self, node: Any, depth: int, where: str, stack: list[tuple[Any, str]]) -> None:
@@ -200,10 +250,10 @@ class _Walker:
                 stack.extend((c, where) for c in part.children if c != body and c.type != "file_redirect")
             if body is not None and body.type == "command":
                 if previous is not None and not stdin:
-                    stdin = _output(previous, self)
-                source = _command_words(previous, self) if previous is not None else ()
+                    stdin = output_of(previous, self)
+                source = command_words(previous, self) if previous is not None else ()
                 self.command(body, depth, where, redirects, stdin, source, in_pipeline=True)
-                stack.extend((c, where) for c in reversed(_substitutions(body)))
+                stack.extend((c, where) for c in reversed(substitutions(body)))
             elif body is not None:
                 stack.append((body, where))
             previous = part
@@ -215,14 +265,14 @@ class _Walker:
                 while first.type in ("pipeline", "list") and first.named_child_count:
                     first = first.named_children[0]
                 if child.type == "pipeline" and first.type == "command":
-                    fed = _output(statement, self)
-                    self.command(first, depth, where, [], fed, _command_words(statement, self), in_pipeline=True)
+                    fed = output_of(statement, self)
+                    self.command(first, depth, where, [], fed, command_words(statement, self), in_pipeline=True)
                     rest = [c for c in child.children if c != first]
                     stack.extend((c, where) for c in reversed(rest))
                 else:
                     stack.append((child, where))
             elif child.type == "heredoc_body":
-                stack.extend((c, where) for c in reversed(_substitutions(child)))
+                stack.extend((c, where) for c in reversed(substitutions(child)))
 
     def redirects(self, node: Any, depth: int, where: str, *, record: bool = True) -> tuple[list[Redirect], str | None]:
         redirects: list[Redirect] = []
@@ -241,7 +291,7 @@ class _Walker:
                             self.state.redirects.append(redirects[-1])
             elif child.type == "herestring_redirect":
                 value = [c for c in child.named_children]
-                stdin = self.value(value[-1]) if value else None
+                stdin = literal(self, value[-1]) if value else None
         return redirects, stdin
 
     def heredoc_text(self, node: Any) -> str | None:
@@ -249,69 +299,28 @@ class _Walker:
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
         if body is None:
             return ""
-        quoted = start is not None and any(q in _text(start) for q in "'\"\\")
+        quoted = start is not None and any(q in text_of(start) for q in "'\"\\")
         if not quoted and any(c.type != "heredoc_content" for c in body.named_children):
             return None  # expansions inside: not a literal
-        return _text(body)
+        return text_of(body)
 
     def file_redirect(self, node: Any) -> Redirect:
         op = next((c.type for c in node.children if not c.is_named), ">")
         dest = node.child_by_field_name("destination")
         fd = node.child_by_field_name("descriptor")
-        return Redirect(op, self.value(dest) if dest is not None else None, _text(fd) if fd is not None else "")
+        return Redirect(op, literal(self, dest) if dest is not None else None, text_of(fd) if fd is not None else "")
 
     def assign(self, node: Any) -> None:
+        """`X=v`: X holds v from here on, unless the assignment may not happen or not
+        last (inside a subshell, a pipeline, a condition, a loop, after `&&`/`||`, or
+        once a nameref exists): then X is unknown."""
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         if name is not None and name.type == "variable_name":
-            self.env[_text(name)] = self.value(value) if value is not None else ""
+            known = literal(self, value) if value is not None else ""
+            self.env[text_of(name)] = None if self.opaque or conditional(node) else known
 
     # --- words ---------------------------------------------------------------------------
-
-    def value(self, node: Any, *, quoted: bool = False) -> str | None:
-        """The literal a word node stands for, or None if it is not one."""
-        kind = node.type
-        if kind in ("word", "number"):
-            text = _text(node)
-            if _BRACES.search(text):
-                return None  # `{/,}` expands to several words
-            return unescape(text)
-        if kind == "raw_string":
-            return _text(node)[1:-1]
-        if kind == "ansi_c_string":
-            return ansi_c(_text(node)[2:-1])
-        if kind == "string":
-            parts: list[str] = []
-            for child in node.named_children:
-                part = self.value(child, quoted=True) if child.type != "string_content" else dq_unescape(_text(child))
-                if part is None:
-                    return None
-                parts.append(part)
-            return "".join(parts)
-        if kind == "concatenation":
-            if _BRACES.search(_text(node)) and any(_text(c) == "{" for c in node.named_children):
-                return None  # `{/,}` expands to several words
-            pieces = [self.value(c) for c in node.named_children]
-            return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
-        if kind in ("simple_expansion", "expansion"):
-            names = [c for c in node.named_children]
-            if len(names) == 1 and names[0].type == "variable_name":
-                value = self.env.get(_text(names[0]))
-                if not quoted and value is not None and ("IFS" in self.env or _SPLIT.search(value)):
-                    return None  # unquoted: split into words (and globbed)
-                return value
-            return None
-        return None
-
-    def words_of(self, node: Any) -> list[str | None]:
-        """An argument's words: an unquoted `$x` holding `rm -rf /` is three words."""
-        if node.type == "simple_expansion" or node.type == "expansion":
-            names = list(node.named_children)
-            if len(names) == 1 and names[0].type == "variable_name" and "IFS" not in self.env:
-                value = self.env.get(_text(names[0]))
-                if value is not None and _SPLIT.search(value):
-                    return [w for w in value.split() if not _GLOB.search(w)] or [None]
-        return [self.value(node)]
 
     # --- simple commands -----------------------------------------------------------------
 
@@ -330,29 +339,46 @@ class _Walker:
         assigned: list[str] = []
         words: list[str | None] = []
         prefix: list[str | None] = []
+        saved: dict[str, str | object | None] = {}
+        self.aborts = False
         for child in node.children:
             kind = child.type
             if kind == "variable_assignment":
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
-                literal = self.value(value) if value is not None else ""
-                assigned.append(_text(name) if name is not None else "?")
-                prefix.append(None if literal is None else f"{assigned[-1]}={literal}")
+                held = literal(self, value) if value is not None else ""
+                assigned.append(text_of(name) if name is not None else "?")
+                prefix.append(None if held is None else f"{assigned[-1]}={held}")
+                saved.setdefault(assigned[-1], self.env.get(assigned[-1], UNSET))
                 self.assign(child)
             elif kind == "file_redirect":
                 redirects = [*redirects, self.file_redirect(child)]
                 self.state.redirects.append(redirects[-1])
             elif kind == "herestring_redirect":
                 values = child.named_children
-                stdin = self.value(values[-1]) if values else None
+                stdin = literal(self, values[-1]) if values else None
             elif kind == "command_name":
-                words.extend(self.words_of(child.named_children[0]) if child.named_child_count else [None])
+                first = child.named_children[0] if child.named_child_count else None
+                if first is None or glob_name(first):
+                    words.append(None)  # `/bin/r?`, `r[m]`: the name a glob matches is not known
+                else:
+                    words.extend(words_of(self, first) or [None])
             elif node.field_name_for_child(node.children.index(child)) == "argument":
-                words.extend(self.words_of(child))
+                words.extend(words_of(self, child))
         if not words:
             return
         self.written = (*prefix, *words)
-        self.simple(words, depth, where, tuple(redirects), stdin, source, tuple(assigned), in_pipeline, background)
+        aborts, self.aborts = self.aborts, False
+        self.scoped = background or in_pipeline or in_subshell(node)
+        self.simple(
+            words, depth, where, tuple(redirects), stdin, source, tuple(assigned), in_pipeline, background, aborts
+        )
+        self.scoped = False
+        for name, before in saved.items():  # `X=v cmd`: X holds only for cmd
+            if words and before is UNSET:
+                self.env.pop(name, None)
+            elif words:
+                self.env[name] = before  # type: ignore[assignment]
 
     def simple(
         self,
@@ -365,11 +391,15 @@ class _Walker:
         assigned: tuple[str, ...],
         in_pipeline: bool,
         background: bool,
+        aborts: bool = False,
     ) -> None:
         wrappers: list[str] = []
         from_stdin = False
         while words and words[0] is not None:
             name = os.path.basename(words[0]) or words[0]
+            if name == "script" and (runs := script_c(words)) is not False:
+                words, wrappers = ["sh", "-c", runs if isinstance(runs, str) else None], [*wrappers, "script"]
+                continue
             if name == "env" and (split := option_value(words, ("-S", "--split-string"))) is not None:
                 rest = env_rest(words)
                 words = [*split_words(split), *rest]
@@ -397,6 +427,8 @@ class _Walker:
                     while rest and rest[0] is not None and ASSIGNMENT.match(rest[0]):
                         rest = rest[1:]
                 rest = rest[TAKES_POSITIONAL.get(name, 0) :]
+                if rest[:1] in (["-c"], ["--command"]) and name in ("flock", "sg"):
+                    rest = ["sh", "-c", rest[1] if len(rest) > 1 else None]
                 if name == "xargs":
                     from_stdin = True
                 if not rest:
@@ -404,6 +436,8 @@ class _Walker:
                 words = list(rest)
             wrappers.append(name)
         written, self.written = self.written or tuple(words), ()
+        if words and words[0] is not None and os.path.basename(words[0]) in ("cd", "pushd", "popd"):
+            words = moved(self, words)
         cmd = Command(
             tuple(words),
             written,
@@ -416,11 +450,18 @@ class _Walker:
             from_stdin,
             in_pipeline,
             background,
+            tuple((name, self.env.get(name)) for name in TOOL_ENV if name in self.env),
+            aborts,
+            self.scoped
+            or self.subshell
+            or where.startswith(("$(", "pipe", "here-doc", "find", "sed", "git"))
+            or where.endswith("-c"),
         )
         self.state.commands.append(cmd)
+        runtime_names(self, cmd)
         if len(self.state.commands) > MAX_COMMANDS:
             raise _TooMany
-        self.nested(cmd, depth)
+        nested(self, cmd, depth)
         if cmd.program == "find":  # `-exec rm {} +` runs rm
             args = list(cmd.args)
             for i, a in enumerate(args):
@@ -430,114 +471,13 @@ class _Walker:
                     if inner[:end]:
                         self.simple(inner[:end], depth, "find -exec", (), "", (), (), False, False)
 
-    def nested(self, cmd: Command, depth: int) -> None:
-        """Parse what a shell, `eval` or a here-doc runs, to a bounded depth."""
-        program = cmd.program
-        if program is None:
-            return
-        script: str | bool | None = False  # False: no script to look into
-        origin = ""
-        if program == "alias":  # `alias x=rm`: what the alias would run counts as a command
-            for arg in cmd.args:
-                if arg is None or "=" in arg:
-                    value = None if arg is None else arg.partition("=")[2]
-                    self.nested(Command(("eval", value), origin="alias"), depth)
-            return
-        if program in ("source", ".") or (
-            program in SHELLS and has_operand(cmd) and shell_script(program, cmd) is False
-        ):
-            first = next((a for a in cmd.args if a is None or not a.startswith("-")), "")
-            if first is None:
-                self.state.unknown.append(f"{program} runs a script that is not a literal")
-            elif first in self.files:
-                script, origin = self.files[first], f"{program} {first}"
-                if script is None:
-                    self.state.unknown.append(f"{program} runs {first}, written in this line")
-                    return
-                self.script_nested(script, depth, origin)
-            return
-        if program == "eval":
-            args = cmd.args
-            script = None if None in args else " ".join(a for a in args if a is not None)
-            origin = "eval"
-        elif program in SHELLS or program in ("su", "runuser"):
-            script, origin = shell_script(program, cmd), f"{program} -c"
-            if script is False and cmd.stdin != "" and not has_operand(cmd):
-                script, origin = cmd.stdin, "here-doc" if not cmd.stdin_from else "pipe"
-        if script is False:
-            return
-        if script is None or script is True:
-            self.state.unknown.append(f"{program} runs a script that is not a literal")
-            return
-        self.script_nested(script, depth, origin)
-
-    def script_nested(self, script: str, depth: int, origin: str) -> None:
+    def script_nested(self, script: str, depth: int, origin: str, *, share: bool = False) -> None:
         inner = _Walker.__new__(_Walker)
         inner.env, inner.state, inner.written, inner.files = dict(self.env), self.state, (), self.files
+        inner.complete, inner.root, inner.aliases, inner.aborts = self.complete, self.root, self.aliases, False
+        inner.opaque, inner.scoped, inner.subshell = self.opaque, False, self.subshell or not share
+        if share:  # `eval`, `source`, an alias: the same shell, its assignments stay
+            inner.env = self.env
         inner.script(script, depth + 1, origin)
-
-
-class _Background:
-    __slots__ = ("node",)
-
-    def __init__(self, node: Any) -> None:
-        self.node = node
-
-
-def _text(node: Any) -> str:
-    return str(node.text.decode("utf-8", "surrogateescape"))
-
-
-def _substitutions(node: Any) -> list[Any]:
-    """The `$(…)`, `<(…)` and backquote nodes inside a command's words (not nested ones)."""
-    found: list[Any] = []
-    stack = list(node.children)
-    while stack:
-        n = stack.pop()
-        if n.type in ("command_substitution", "process_substitution"):
-            found.append(n)
-        elif n.type not in ("word", "raw_string", "ansi_c_string", "number", "heredoc_body"):
-            stack.extend(n.children)
-    found.sort(key=lambda n: n.start_byte)
-    return found
-
-
-def _command_words(node: Any, walker: _Walker) -> tuple[str | None, ...]:
-    if node is None:
-        return ()
-    body = node.child_by_field_name("body") if node.type == "redirected_statement" else node
-    if body is None or body.type != "command":
-        return (None,)
-    words: list[str | None] = []
-    for i, child in enumerate(body.children):
-        if child.type == "command_name":
-            words.append(walker.value(child.named_children[0]) if child.named_child_count else None)
-        elif body.field_name_for_child(i) == "argument":
-            words.append(walker.value(child))
-    return tuple(words)
-
-
-def _output(node: Any, walker: _Walker) -> str | None:
-    """What a command prints when that is a literal (`echo …`, `printf …`, `cat <<'EOF'`)."""
-    if node is None:
-        return None
-    heredoc: str | None = ""
-    if node.type == "redirected_statement":
-        _, heredoc = walker.redirects(node, 0, "", record=False)
-    words = _command_words(node, walker)
-    if not words or words[0] is None:
-        return None
-    name = os.path.basename(words[0])
-    args = words[1:]
-    if None in args:
-        return None
-    literal = [a for a in args if a is not None]
-    if name == "echo":
-        return " ".join(a for a in literal if not re.fullmatch(r"-[neE]+", a)) + "\n"
-    if name == "printf" and literal:
-        return literal[0].replace("\\n", "\n") + "\n"
-    if name == "cat" and not literal:
-        return heredoc or None
-    if name in ("true", ":"):
-        return ""
-    return None
+        if share:
+            self.complete, self.opaque = inner.complete, inner.opaque
