@@ -81,7 +81,8 @@ def invalid_request(data: Any) -> tuple[Any, str] | None:
     if not isinstance(data, dict):
         return None, "a message must be a JSON object"
     msg_id = data.get("id")
-    answer_id = msg_id if usable_id(msg_id) else None
+    is_response = "method" not in data and ("result" in data or "error" in data)
+    answer_id = msg_id if usable_id(msg_id) and not is_response else None  # a response's id is ours
     if data.get("jsonrpc") != "2.0":
         return answer_id, 'the "jsonrpc" member must be exactly "2.0"'
     if not usable_id(msg_id):
@@ -90,7 +91,7 @@ def invalid_request(data: Any) -> tuple[Any, str] | None:
         if not isinstance(data["method"], str):
             return answer_id, 'the "method" member must be a string'
         return None
-    if "id" in data and ("result" in data or "error" in data):
+    if is_response and "id" in data:
         return None  # a response to one of our requests
     return answer_id, 'a request needs a "method" (a response, a "result" or an "error")'
 

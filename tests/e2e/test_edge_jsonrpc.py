@@ -39,6 +39,7 @@ async def answer_to(client: RawClient, body: bytes) -> dict[str, Any]:
         ({"jsonrpc": "2.0", "id": 6, "method": 7}, 6),
         ({"jsonrpc": "2.0", "method": ["initialized"]}, None),  # a notification without a usable method
         ({"jsonrpc": "1.0", "method": "initialized"}, None),
+        ({"id": 8, "result": None}, None),  # a response without jsonrpc: not answered under our own id
     ],
 )
 async def test_a_message_that_is_not_json_rpc_2_gets_invalid_request(
