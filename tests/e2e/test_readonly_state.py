@@ -157,3 +157,17 @@ async def test_undo_all_outside_git_is_not_a_git_repo(tmp_path: Path) -> None:
         result = await s.execute("coder.input", {"text": "/undo --all"})
         assert result["status"] == "failed" and result["error"]["code"] == "not_a_git_repo", result
         assert (root / "a.txt").read_text() == "a\n"
+
+
+async def test_a_command_that_deletes_the_workspace_does_not_bring_it_back(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
+    async with lsp_session(root) as s:
+        first = await s.execute("coder.input", {"text": "!echo hi > b.txt"})  # checkpoints and watcher running
+        assert first["status"] == "completed", first
+        command = f"!cd / && mv {root} {root}.moved"  # `rm -rf` of the workspace is refused
+        gone = await s.execute("coder.input", {"text": command, "sessionId": first["sessionId"]})
+        assert gone["status"] == "completed", gone["error"]
+        assert not root.exists()
+        after = await s.execute("coder.input", {"text": "!echo hi", "sessionId": first["sessionId"]})
+        assert after["error"]["code"] == "workspace_missing", after
+    assert not root.exists()
