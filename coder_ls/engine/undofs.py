@@ -34,7 +34,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from coder_ls.fsutil import replace_at
+from coder_ls.fsutil import temporary_at
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 GITLINK = "160000"
@@ -144,23 +144,6 @@ def _read(dir_fd: int, name: str) -> bytes:
         return f.read()
 
 
-def remove_entry(root_fd: int, rel: str) -> bool:
-    """Unlink the file or link at `rel` (never what a link points at), then drop the folders this
-    left empty. False when it could not (a folder on the way is not a real folder, ...)."""
-    with _parent(root_fd, rel, create=False) as found:
-        if found is None:
-            return False
-        fd, name = found
-        try:
-            os.unlink(name, dir_fd=fd)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            return False
-    _prune(root_fd, rel)
-    return True
-
-
 def _prune(root_fd: int, rel: str) -> None:
     """Remove the now-empty folders above `rel` (deepest first), stopping at the first that is not."""
     folders = _parts(rel)[:-1]
@@ -175,32 +158,6 @@ def _prune(root_fd: int, rel: str) -> None:
             except OSError:
                 return
         folders.pop()
-
-
-def write_entry(root_fd: int, rel: str, mode: str, data: bytes) -> bool:
-    """Put `data` at `rel` as a file (`100644`/`100755`) or a symlink (`120000`): a temporary in the
-    same folder renamed over the name. Creates missing folders; False when it could not."""
-    with _parent(root_fd, rel, create=True) as found:
-        if found is None:
-            return False
-        fd, name = found
-        if mode != SYMLINK:
-            try:
-                replace_at(fd, name, data, 0o755 if mode == "100755" else 0o644, fsync=False)
-            except OSError:
-                return False
-            return True
-        tmp = f".{name[:200]}.coder-undo.{os.getpid()}"
-        try:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=fd)
-            os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
-            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=fd)
-            return False
-        return True
 
 
 RENAME_NOREPLACE = 1
@@ -240,21 +197,10 @@ def _identity(fd: int, name: str) -> tuple[int, int]:
 
 def _temporary(fd: int, name: str, mode: str, data: bytes) -> str:
     """A new temporary beside `name` holding `data` as a file of `mode` or a symlink; its name."""
+    if mode != SYMLINK:
+        return temporary_at(fd, name, data, 0o755 if mode == "100755" else 0o644, fsync=False)
     tmp = f".{name[:200]}.coder-undo.{os.getpid()}.{os.urandom(4).hex()}"
-    if mode == SYMLINK:
-        os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
-        return tmp
-    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=fd)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(out, view) :]
-        os.fchmod(out, 0o755 if mode == "100755" else 0o644)
-    except BaseException:
-        os.close(out)
-        os.unlink(tmp, dir_fd=fd)
-        raise
-    os.close(out)
+    os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
     return tmp
 
 

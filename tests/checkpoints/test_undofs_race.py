@@ -42,7 +42,7 @@ def _replace(path: Path, data: bytes) -> None:
 
 
 def _leftovers(root: Path) -> list[str]:
-    return [p.name for p in root.rglob("*") if "coder-undo" in p.name]
+    return [p.name for p in root.rglob("*") if p.name.startswith(".")]  # temporaries are hidden
 
 
 @pytest.fixture(params=["exchange", "no-renameat2"])
