@@ -106,10 +106,10 @@ def write_atomic(
         os.close(dir_fd)
 
 
-def replace_at(dir_fd: int, name: str, data: bytes, mode: int, *, fsync: bool = True) -> None:
-    """The one atomic replace: `data` into a new temporary beside `name` in the directory
-    `dir_fd` (O_EXCL|O_NOFOLLOW: never through a link), `mode` set whatever the umask, then
-    renamed over `name`. The temporary is removed when anything fails."""
+def temporary_at(dir_fd: int, name: str, data: bytes, mode: int, *, fsync: bool = True) -> str:
+    """`data` in a new temporary beside `name` in the directory `dir_fd` (O_EXCL|O_NOFOLLOW:
+    never through a link), `mode` set whatever the umask; its name. Nothing is left behind
+    when it fails."""
     tmp = f".{name[:200]}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
@@ -122,6 +122,18 @@ def replace_at(dir_fd: int, name: str, data: bytes, mode: int, *, fsync: bool = 
             os.fchmod(fd, mode)
         finally:
             os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    return tmp
+
+
+def replace_at(dir_fd: int, name: str, data: bytes, mode: int, *, fsync: bool = True) -> None:
+    """The one atomic replace: `temporary_at`, then renamed over `name`. The temporary is
+    removed when anything fails."""
+    tmp = temporary_at(dir_fd, name, data, mode, fsync=fsync)
+    try:
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):

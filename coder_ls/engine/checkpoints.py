@@ -80,6 +80,10 @@ _PRIVATE_FLAGS = (
 )  # fmt: skip
 
 
+class UndoUnavailable(Exception):
+    """`/undo` cannot work in this workspace (`.coder/` cannot be written): why."""
+
+
 class UndoOutcome(msgspec.Struct):
     restored: list[str]
     removed: list[str]
@@ -112,12 +116,17 @@ def ensure_state_gitignore(root: Path) -> None:
 class Checkpoints:
     """Snapshots of `root` and the stack of submissions that changed it."""
 
-    def __init__(self, root: Path, *, watch: bool | None = None, owned: OwnedIds | None = None) -> None:
+    def __init__(
+        self, root: Path, *, watch: bool | None = None, owned: OwnedIds | None = None, unavailable: str | None = None
+    ) -> None:
         """`owned`: the record of the submissions this user's server snapshotted here (the
         gate's row `checkpoints`, `engine/trust.py`); only their records are undone. None:
-        every record in `records.json` is taken (the unit tests' own repositories)."""
+        every record in `records.json` is taken (the unit tests' own repositories).
+        `unavailable`: why no checkpoint can be kept (`.coder/` cannot be written): then no
+        snapshot is taken, nothing is recorded, and `/undo` raises `UndoUnavailable`."""
         self.root = root.resolve()
         self._owned = owned
+        self.unavailable = unavailable
         self.dir = self.root / ".coder" / "checkpoints"
         self.git_dir = self.dir / "git"
         self.index = self.dir / "index"
@@ -160,6 +169,8 @@ class Checkpoints:
         Pass it to `finish`. In the common case (nothing changed since the last snapshot)
         this is one git process.
         """
+        if self.unavailable is not None:
+            return ""
         self._started[submission_id] = time.time()
         while len(self._started) > _MAX_KNOWN_TREES:
             del self._started[next(iter(self._started))]
@@ -173,6 +184,8 @@ class Checkpoints:
         `before` is what `snapshot` returned (a tree id; a snapshot commit id works too).
         """
         started = self._started.pop(submission_id, None)
+        if self.unavailable is not None or not before:
+            return []
         async with self._lock:
             tree, skipped = await self._write_tree()
             before_tree = await self._tree_of(before)
@@ -211,6 +224,8 @@ class Checkpoints:
         never through a symlink: `undofs`) are reverted; the others, and the ones edited in the
         editor since the submission began, are kept and returned as `conflicts`.
         """
+        if self.unavailable is not None:
+            raise UndoUnavailable(f"/undo is unavailable in this workspace: {self.unavailable}")
         async with self._lock:
             state = self._load()
             if not state.records:
@@ -267,6 +282,8 @@ class Checkpoints:
 
     def pending(self) -> list[Record]:
         """The recorded submissions, oldest first (what successive `/undo`s would revert)."""
+        if self.unavailable is not None:
+            return []
         return list(self._load().records)
 
     # -- snapshots ----------------------------------------------------------------------------
@@ -283,8 +300,8 @@ class Checkpoints:
         """Create the private repo on first use (again if someone deleted `.coder/`)."""
         if self._ready and (self.git_dir / "HEAD").exists():
             return
-        self.dir.mkdir(parents=True, exist_ok=True)
-        ensure_state_gitignore(self.root)
+        ensure_state_gitignore(self.root)  # never re-creates a deleted workspace (no `parents`)
+        self.dir.mkdir(exist_ok=True)
         if not (self.git_dir / "HEAD").exists():
             await self._git("init", "-q")
             self._trees.clear()

@@ -50,8 +50,18 @@ from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
 from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submission, UserInput
 from coder_ls.protocol.results import CommandCatalog, CommandResult, InterruptData, error_result
+from coder_ls.store.gitignore import state_problem
 
 log = logging.getLogger(__name__)
+
+
+def degraded_message(problem: str) -> str:
+    return (
+        f"coder-ls cannot keep its state in .coder/ ({problem}): /undo and session persistence "
+        "are off (sessions last until the server stops). Everything else works."
+    )
+
+
 LONG_COMMAND = 4096  # bytes: a longer `!cmd` is checked in a worker thread (the loop keeps serving)
 
 
@@ -63,7 +73,15 @@ class Engine:
         self.config_store = ConfigStore(root, env)
         self.registry = Registry()
         register_builtins(self.registry)
-        self.sessions = SessionManager(root, host, lambda: self.config, owned=OwnedIds(env, root, "sessions"))
+        # The one place `.coder/` is created; when it cannot be written the server runs in its
+        # degraded mode (no checkpoints, sessions in memory), said once, and nothing else stops.
+        self.state_problem = state_problem(root)
+        if self.state_problem is not None:
+            log.warning("degraded mode: %s", self.state_problem)
+            host.show_message("warning", degraded_message(self.state_problem))
+        self.sessions = SessionManager(
+            root, host, lambda: self.config, persist=self.state_problem is None, owned=OwnedIds(env, root, "sessions")
+        )
         self._checkpoints: Checkpoints | None = None
         self._subtasks: dict[str, Callable[[], None]] = {}  # subagent id -> cancel it alone
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
@@ -80,7 +98,9 @@ class Engine:
     @property
     def checkpoints(self) -> Checkpoints:
         if self._checkpoints is None:
-            self._checkpoints = Checkpoints(self.root, owned=OwnedIds(self.env, self.root, "checkpoints"))
+            self._checkpoints = Checkpoints(
+                self.root, owned=OwnedIds(self.env, self.root, "checkpoints"), unavailable=self.state_problem
+            )
         return self._checkpoints
 
     async def revert_hunks(self, path: Path, current: str, first_line: int, last_line: int) -> list[RevertHunk]:
@@ -238,6 +258,9 @@ class Engine:
                     reply="\n".join(f"/{c.name} {c.argument_hint}".rstrip() for c in self.registry.catalog()),
                     data=CommandCatalog(commands=self.registry.catalog()),
                 )
+        if not self.root.is_dir():  # deleted while the server runs: never re-created
+            message = f"The workspace folder {self.root} no longer exists; reopen a workspace that does."
+            return error_result(submission.session_id or "", submission.id, "workspace_missing", message)
         try:
             session = self.sessions.get(submission.session_id)
         except UnknownSession as exc:

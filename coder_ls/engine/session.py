@@ -43,7 +43,8 @@ class Session:
         index: SessionIndex,
         *,
         loaded: slog.LoadedSession | None = None,
-        log: slog.SessionLog | None = None,
+        log: slog.SessionLog | slog.UnsavedLog | None = None,
+        persist: bool = True,
     ) -> None:
         self.id = session_id
         self.root = root
@@ -63,7 +64,8 @@ class Session:
         self.message_count = 0
         self.created_at = time.time()
         self.updated_at = self.created_at
-        self._log: slog.SessionLog | None = log
+        self._log: slog.SessionLog | slog.UnsavedLog | None = log
+        self.persist = persist  # False: `.coder/` cannot be written, the log keeps nothing
         self.transcript: deque[HistoryItem] = deque(maxlen=HISTORY_LIMIT)
         self.closed = False
         if loaded is not None:
@@ -98,9 +100,12 @@ class Session:
     def persisted(self) -> bool:
         return self._log is not None
 
-    def log(self) -> slog.SessionLog:
+    def log(self) -> slog.SessionLog | slog.UnsavedLog:
         if self._log is None:
-            self._log = slog.SessionLog.create(self.root, self.id, str(self.root))
+            if self.persist:
+                self._log = slog.SessionLog.create(self.root, self.id, str(self.root))
+            else:
+                self._log = slog.UnsavedLog(self.id)
             self.index.upsert_session(
                 self.id,
                 title=self.title,

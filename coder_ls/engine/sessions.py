@@ -46,10 +46,12 @@ class SessionManager:
         *,
         owned: OwnedIds | None = None,
         max_idle: int = MAX_IDLE_SESSIONS,
+        persist: bool = True,
     ) -> None:
         """`owned`: the record of this user's sessions here (None: none is loaded from disk)."""
         self.root = root
         self._owned = owned
+        self.persist = persist  # False: `.coder/` cannot be written (index in memory, logs kept nowhere)
         self.host = host
         self._config = config
         self.max_idle = max_idle
@@ -61,7 +63,7 @@ class SessionManager:
     @property
     def index(self) -> SessionIndex:
         if self._index is None:
-            self._index = SessionIndex(self.root)
+            self._index = SessionIndex(self.root, in_memory=not self.persist)
             self._index.refresh_from_logs()  # logs are the truth: catch up after a crash
         return self._index
 
@@ -111,13 +113,17 @@ class SessionManager:
             return None  # not a session id at all
         if not path.exists():
             return None
-        writer = slog.SessionLog.open(self.root, session_id)  # cuts a torn tail, upgrades an old log
-        try:
-            loaded = writer.read()
-        except BaseException:
-            writer.close()
-            raise
-        session = Session(session_id, self.root, self.host, self.index, loaded=loaded, log=writer)
+        writer: slog.SessionLog | slog.UnsavedLog
+        if self.persist:
+            writer = slog.SessionLog.open(self.root, session_id)  # cuts a torn tail, upgrades an old log
+            try:
+                loaded = writer.read()
+            except BaseException:
+                writer.close()
+                raise
+        else:  # read what is there; what follows is kept in memory only
+            loaded, writer = slog.read_log(path), slog.UnsavedLog(session_id)
+        session = Session(session_id, self.root, self.host, self.index, loaded=loaded, log=writer, persist=self.persist)
         row = self.index.get(session_id)
         if row is not None:
             session.created_at, session.updated_at = row.created_at, row.updated_at
@@ -143,7 +149,7 @@ class SessionManager:
         return evicted
 
     def new(self) -> Session:
-        session = Session(uuid.uuid4().hex, self.root, self.host, self.index)
+        session = Session(uuid.uuid4().hex, self.root, self.host, self.index, persist=self.persist)
         if self._owned is not None:
             self._owned.add(session.id)  # before its log exists: every log this server writes is the user's
         self.current_id = session.id

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from coder_ls.engine.checkpoints import restore_to_head
+from coder_ls.engine.checkpoints import UndoUnavailable, restore_to_head
 from coder_ls.engine.frame import Task, TaskContext
+from coder_ls.engine.gitops import NotAGitRepo
 from coder_ls.engine.sessions import UnknownSession
 from coder_ls.protocol.actions import (
     Action,
@@ -255,6 +256,15 @@ class UndoTask:
     needs_checkpoint: bool = False
 
     async def run(self, ctx: TaskContext) -> None:
+        b = ctx.result
+        try:
+            await self._undo(ctx)
+        except UndoUnavailable as exc:
+            b.fail("undo_unavailable", str(exc))
+        except NotAGitRepo as exc:
+            b.fail("not_a_git_repo", f"/undo --all: {exc} (it restores the workspace to git's HEAD).")
+
+    async def _undo(self, ctx: TaskContext) -> None:
         engine, b = ctx.engine, ctx.result
         if not self.everything:
             outcome = await engine.checkpoints.undo_last()
@@ -290,6 +300,8 @@ class UndoTask:
             return
         try:
             restored = await restore_to_head(engine.root)
+        except NotAGitRepo:
+            raise
         except Exception as exc:
             b.fail("undo_failed", f"/undo --all failed: {exc}")
             return

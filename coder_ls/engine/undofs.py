@@ -9,18 +9,32 @@ same folder renamed over the name.
 
 A path is reverted only while it still holds what the submission left there: its git entry (mode
 and blob id, computed here from the bytes on disk) must equal the one in the "after" snapshot.
+Another process may write the same paths while `/undo` runs, so that check and the write are one
+step per path, not two passes: the new content is prepared as a temporary beside the name, then
+swapped with what the name holds in one atomic `renameat2(RENAME_EXCHANGE)`, and what was swapped
+out is checked again. Still what the submission left: it is dropped, the path is reverted.
+Anything else (another writer got in between the check and the swap): it is swapped back, so the
+other writer's bytes stay, and the path is a conflict. A removal moves the entry aside first and
+checks it the same way; a path that was absent is created with `RENAME_NOREPLACE`, never over a
+file someone created meanwhile. Where the file system cannot exchange (ENOSYS, EINVAL) the check
+is repeated right before a plain rename, which narrows the window without closing it. One case
+stays out of reach: a writer that opened the file before the swap and writes into it afterwards
+writes into the old, now unlinked, file (as with any rename-based write).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import functools
 import hashlib
 import os
 import stat
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from coder_ls.fsutil import replace_at
+from coder_ls.fsutil import temporary_at
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 GITLINK = "160000"
@@ -99,45 +113,35 @@ def current_entry(root_fd: int, rel: str, max_bytes: int) -> Entry | None:
     with _parent(root_fd, rel, create=False) as found:
         if found is None:
             return None
-        fd, name = found
+        return _entry_at(*found, max_bytes)
+
+
+def _entry_at(fd: int, name: str, max_bytes: int) -> Entry | None:
+    """What `name` in the folder `fd` holds now, as git would record it (None: absent)."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return OTHER
+    if stat.S_ISLNK(st.st_mode):
         try:
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        except OSError:
-            return OTHER
-        if stat.S_ISLNK(st.st_mode):
             return Entry(SYMLINK, blob_id(os.fsencode(os.readlink(name, dir_fd=fd))))
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            return OTHER
-        try:
-            data = _read(fd, name)
         except OSError:
             return OTHER
-        return Entry("100755" if st.st_mode & stat.S_IXUSR else "100644", blob_id(data))
+    if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+        return OTHER
+    try:
+        data = _read(fd, name)
+    except OSError:
+        return OTHER
+    return Entry("100755" if st.st_mode & stat.S_IXUSR else "100644", blob_id(data))
 
 
 def _read(dir_fd: int, name: str) -> bytes:
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as f:
         return f.read()
-
-
-def remove_entry(root_fd: int, rel: str) -> bool:
-    """Unlink the file or link at `rel` (never what a link points at), then drop the folders this
-    left empty. False when it could not (a folder on the way is not a real folder, ...)."""
-    with _parent(root_fd, rel, create=False) as found:
-        if found is None:
-            return False
-        fd, name = found
-        try:
-            os.unlink(name, dir_fd=fd)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            return False
-    _prune(root_fd, rel)
-    return True
 
 
 def _prune(root_fd: int, rel: str) -> None:
@@ -156,30 +160,114 @@ def _prune(root_fd: int, rel: str) -> None:
         folders.pop()
 
 
-def write_entry(root_fd: int, rel: str, mode: str, data: bytes) -> bool:
-    """Put `data` at `rel` as a file (`100644`/`100755`) or a symlink (`120000`): a temporary in the
-    same folder renamed over the name. Creates missing folders; False when it could not."""
-    with _parent(root_fd, rel, create=True) as found:
-        if found is None:
-            return False
-        fd, name = found
-        if mode != SYMLINK:
-            try:
-                replace_at(fd, name, data, 0o755 if mode == "100755" else 0o644, fsync=False)
-            except OSError:
-                return False
-            return True
-        tmp = f".{name[:200]}.coder-undo.{os.getpid()}"
-        try:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=fd)
-            os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
-            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=fd)
-            return False
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
+
+
+@functools.cache
+def _renameat2() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    """glibc's `renameat2` (Linux; glibc >= 2.28), or None."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def rename_flags(fd: int, src: str, dst: str, flags: int) -> bool:
+    """`renameat2(fd, src, fd, dst, flags)`: True when done, False when this system or file
+    system cannot (no renameat2, ENOSYS, EINVAL); any other failure raises OSError."""
+    fn = _renameat2()
+    if fn is None:
+        return False
+    if fn(fd, os.fsencode(src), fd, os.fsencode(dst), flags) == 0:
         return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), dst)
+
+
+def _identity(fd: int, name: str) -> tuple[int, int]:
+    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    return st.st_dev, st.st_ino
+
+
+def _temporary(fd: int, name: str, mode: str, data: bytes) -> str:
+    """A new temporary beside `name` holding `data` as a file of `mode` or a symlink; its name."""
+    if mode != SYMLINK:
+        return temporary_at(fd, name, data, 0o755 if mode == "100755" else 0o644, fsync=False)
+    tmp = f".{name[:200]}.coder-undo.{os.getpid()}.{os.urandom(4).hex()}"
+    os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
+    return tmp
+
+
+def _create_new(fd: int, src: str, dst: str) -> bool:
+    """Move `src` to `dst` only if `dst` does not exist (then False and `src` stays)."""
+    try:
+        if rename_flags(fd, src, dst, RENAME_NOREPLACE):
+            return True
+    except FileExistsError:
+        return False
+    try:  # no renameat2: a hard link is created only where no name is, atomically too
+        os.link(src, dst, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    os.unlink(src, dir_fd=fd)
+    return True
+
+
+def _revert_one(fd: int, name: str, change: Change, data: bytes, max_bytes: int) -> bool:
+    """Put `change.before` at `name` if, up to the atomic swap, it held `change.after`."""
+    assert change.before is not None
+    if _entry_at(fd, name, max_bytes) != change.after:
+        return False  # changed since the submission: no need to prepare anything
+    tmp = _temporary(fd, name, change.before.mode, data)
+    try:
+        if change.after is None:  # the submission removed it: create it, never over a newcomer
+            return _create_new(fd, tmp, name)
+        ours = _identity(fd, tmp)
+        if not rename_flags(fd, tmp, name, RENAME_EXCHANGE):
+            if _entry_at(fd, name, max_bytes) != change.after:  # the narrowest check we can do
+                return False
+            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            return True
+        if _entry_at(fd, tmp, max_bytes) == change.after:
+            return True  # what was swapped out is what the submission left: dropped below
+        _give_back(fd, tmp, name, ours)
+        return False
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=fd)
+
+
+def _give_back(fd: int, tmp: str, name: str, ours: tuple[int, int]) -> None:
+    """Another writer got in before our swap: its entry (now at `tmp`) goes back to `name`."""
+    rename_flags(fd, tmp, name, RENAME_EXCHANGE)
+    if _identity(fd, tmp) != ours:  # a third write replaced ours meanwhile: the newest stays
+        os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+
+
+def _remove_one(fd: int, name: str, change: Change, max_bytes: int) -> bool:
+    """Remove `name` if, up to the moment it is moved aside, it held `change.after`."""
+    if _entry_at(fd, name, max_bytes) != change.after:
+        return False
+    aside = f".{name[:200]}.coder-undo.{os.getpid()}.{os.urandom(4).hex()}"
+    try:
+        os.rename(name, aside, src_dir_fd=fd, dst_dir_fd=fd)
+    except FileNotFoundError:
+        return True  # removed by someone else meanwhile: what /undo wanted
+    if _entry_at(fd, aside, max_bytes) == change.after:
+        os.unlink(aside, dir_fd=fd)
+        return True
+    if not _create_new(fd, aside, name):  # a newer entry took the name: it stays
+        if stat.S_ISDIR(os.stat(aside, dir_fd=fd, follow_symlinks=False).st_mode):
+            os.rename(aside, name, src_dir_fd=fd, dst_dir_fd=fd)  # pragma: no cover - a folder raced in
+        else:
+            os.unlink(aside, dir_fd=fd)
+    return False
 
 
 def _depth(change: Change) -> int:
@@ -194,36 +282,43 @@ def apply_undo(
     max_bytes: int,
 ) -> Applied:
     """Revert `changes` under `root`: each path that still holds its "after" entry goes back to its
-    "before" entry (removed when it had none); the others are kept and returned as conflicts."""
+    "before" entry (removed when it had none); the others are kept and returned as conflicts.
+
+    Each path is checked and written in one step (see the module's docstring), removals first
+    (deepest first, so a folder that replaced a file is gone before the file comes back)."""
     conflicts = set(already_conflicting)
+    removed: list[str] = []
+    restored: list[str] = []
     root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        ready = []
-        for change in changes:
+        removals = sorted((c for c in changes if c.before is None), key=_depth, reverse=True)
+        rewrites = sorted((c for c in changes if c.before is not None), key=lambda c: c.path)
+        for change in [*removals, *rewrites]:
             if change.path in conflicts:
                 continue
-            try:
-                now = current_entry(root_fd, change.path, max_bytes)
-            except ValueError:  # never a path into .git or out of the workspace
-                now = OTHER
-            if now != change.after:
+            data = blobs.get(change.before.oid) if change.before is not None else b""
+            if data is None or not _apply_one(root_fd, change, data, max_bytes):
                 conflicts.add(change.path)
-            else:
-                ready.append(change)
-        removed: list[str] = []
-        for change in sorted((c for c in ready if c.before is None), key=_depth, reverse=True):
-            if remove_entry(root_fd, change.path):
+            elif change.before is None:
                 removed.append(change.path)
+                _prune(root_fd, change.path)
             else:
-                conflicts.add(change.path)
-        restored: list[str] = []
-        for change in sorted((c for c in ready if c.before is not None), key=lambda c: c.path):
-            assert change.before is not None
-            data = blobs.get(change.before.oid)
-            if data is not None and write_entry(root_fd, change.path, change.before.mode, data):
                 restored.append(change.path)
-            else:
-                conflicts.add(change.path)
     finally:
         os.close(root_fd)
     return Applied(sorted(restored), sorted(removed), sorted(conflicts))
+
+
+def _apply_one(root_fd: int, change: Change, data: bytes, max_bytes: int) -> bool:
+    try:
+        with _parent(root_fd, change.path, create=change.before is not None) as found:
+            if found is None:
+                return change.after is None and change.before is None  # nothing there, nothing to remove
+            fd, name = found
+            if change.before is None:
+                return _remove_one(fd, name, change, max_bytes)
+            return _revert_one(fd, name, change, data, max_bytes)
+    except ValueError:  # never a path into .git or out of the workspace
+        return False
+    except OSError:
+        return False

@@ -3,21 +3,58 @@
 pygls's built-in executeCommand converts arguments with cattrs and, on `$/cancelRequest`,
 cancels only its outer future. We take both over: arguments are decoded with msgspec by
 the command layer, and a cancel request interrupts the submission (which then answers).
+
+pygls also logs every error answer with a traceback at ERROR and reports it as a server
+error. An error that is the client's fault (invalid params, an unknown method, a request
+before `initialize`, a cancelled request) is answered and logged in one line at WARNING;
+only a real failure of ours keeps the traceback.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Generator
+from concurrent.futures import Future
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcMethodNotFound,
+    JsonRpcRequestCancelled,
+    JsonRpcServerNotInitialized,
+)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+
+log = logging.getLogger(__name__)
+
+#: Errors the client caused: an answer and one line in the log, no traceback.
+CLIENT_ERRORS = (
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcMethodNotFound,
+    JsonRpcRequestCancelled,
+    JsonRpcServerNotInitialized,
+)
 
 
 class CoderProtocol(LanguageServerProtocol):
     on_cancel_request: Callable[[Any], bool] | None = None
     on_execute_command: Callable[[types.ExecuteCommandParams, Any], Any] | None = None
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+        error = None if future.cancelled() else future.exception()
+        if not isinstance(error, CLIENT_ERRORS):
+            super()._send_handler_result(future, msg_id=msg_id)  # a result, or our own bug
+            return
+        assert isinstance(error, JsonRpcException)
+        self._request_futures.pop(msg_id, None)
+        if not isinstance(error, JsonRpcRequestCancelled):
+            log.warning("request %s answered with error %d: %s", msg_id, error.code, error.message)
+        self._send_response(msg_id, error=error.to_response_error())
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         if self.on_cancel_request is not None and self.on_cancel_request(msg_id):

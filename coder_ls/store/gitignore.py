@@ -72,7 +72,9 @@ def ensure_state_dir(root: str | os.PathLike[str]) -> Path:
     `.gitignore`, and tolerates a concurrent process creating the same files.
     """
     paths = state_paths(root)
-    paths.state_dir.mkdir(parents=True, exist_ok=True)
+    # Never `parents=True`: a workspace deleted while the server runs must stay deleted
+    # (FileNotFoundError), not come back as an empty folder holding `.coder/`.
+    paths.state_dir.mkdir(exist_ok=True)
     if not paths.gitignore_path.exists():
         _create_exclusive(paths.gitignore_path, GITIGNORE_TEXT.encode())
     for kept in (paths.sessions_dir, paths.checkpoints_dir):
@@ -103,6 +105,30 @@ def ensure_sessions_dir(root: str | os.PathLike[str]) -> Path:
     sessions = state_paths(root).sessions_dir
     sessions.mkdir(exist_ok=True)
     return sessions
+
+
+def state_problem(root: str | os.PathLike[str]) -> str | None:
+    """Why the server cannot keep state in `<root>/.coder/` (None when it can).
+
+    Creates the state directory with its `sessions/` and `checkpoints/` folders (what the
+    first write would do anyway) and a probe file in each, removed at once: a read-only
+    mount, a read-only `.coder`, a full disk or a missing workspace all show here, once,
+    instead of as a failure of every command."""
+    paths = state_paths(root)
+    if not paths.root.is_dir():
+        return f"the workspace folder {paths.root} does not exist"
+    probe = f".probe-{os.getpid()}"
+    target = paths.state_dir
+    try:
+        ensure_state_dir(root)
+        for target in (paths.sessions_dir, paths.checkpoints_dir):
+            target.mkdir(exist_ok=True)
+            fd = os.open(target / probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.close(fd)
+            os.unlink(target / probe)
+    except OSError as exc:
+        return f"cannot write {exc.filename or target}: {exc.strerror or exc}"
+    return None
 
 
 def _create_exclusive(path: Path, data: bytes) -> None:

@@ -115,12 +115,16 @@ def _message_text(entry: MessageEntry) -> str:
 
 
 class SessionIndex:
-    def __init__(self, root: str | os.PathLike[str], *, auto_rebuild: bool = True) -> None:
-        ensure_state_dir(root)
+    def __init__(self, root: str | os.PathLike[str], *, auto_rebuild: bool = True, in_memory: bool = False) -> None:
+        """`in_memory`: `.coder/` cannot be written (the server's degraded mode): the index
+        lives in memory, filled from the logs already there, and is gone at exit."""
+        if not in_memory:
+            ensure_state_dir(root)
         self.root = root
         self.path = state_paths(root).index_path
+        self._in_memory = in_memory
         self._depth = 0
-        fresh = not self.path.exists()
+        fresh = in_memory or not self.path.exists()
         try:
             self._conn = self._connect()
             fresh = self._ensure_schema() or fresh
@@ -139,6 +143,8 @@ class SessionIndex:
             self.rebuild_from_logs()
 
     def _connect(self) -> sqlite3.Connection:
+        if self._in_memory:
+            return sqlite3.connect(":memory:", isolation_level=None, check_same_thread=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")

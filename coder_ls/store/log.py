@@ -516,3 +516,32 @@ class SessionLog:
 
     def __repr__(self) -> str:
         return f"SessionLog({self.session_id!r}, size={self._size}, closed={self.closed})"
+
+
+class UnsavedLog:
+    """The writer of a session that is not persisted (`.coder/` cannot be written: the
+    server's degraded mode): it keeps nothing; the session lives in memory only."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._closed = False
+
+    @property
+    def size(self) -> int:
+        return 0
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def append(self, entry: Entry) -> None:
+        pass
+
+    def extend(self, entries: Iterable[Entry]) -> None:
+        pass
+
+    def sync(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._closed = True

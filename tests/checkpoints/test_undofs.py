@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.engine.undofs import SYMLINK, Change, Entry, apply_undo, blob_id, current_entry, remove_entry, write_entry
+from coder_ls.engine.undofs import SYMLINK, Change, Entry, apply_undo, blob_id, current_entry
 
 
 def _root_fd(root: Path) -> int:
@@ -46,12 +46,11 @@ def test_remove_and_write_refuse_a_symlinked_folder(tmp_path: Path, rel: str) ->
     (out / "f.txt").write_text("victim")
     (out / "sub" / "g.txt").write_text("victim")
     (root / "d").symlink_to(out)
-    fd = _root_fd(root)
-    try:
-        assert remove_entry(fd, rel) is False
-        assert write_entry(fd, rel, "100644", b"overwritten") is False
-    finally:
-        os.close(fd)
+    victim = Entry("100644", blob_id(b"victim"))
+    blobs = {blob_id(b"overwritten"): b"overwritten"}
+    for change in (Change(rel, None, victim), Change(rel, Entry("100644", blob_id(b"overwritten")), victim)):
+        applied = apply_undo(str(root), [change], blobs, set(), 1 << 20)
+        assert applied.conflicts == [rel] and applied.restored == applied.removed == []
     assert (out / "f.txt").read_text() == "victim" and (out / "sub" / "g.txt").read_text() == "victim"
     assert sorted(p.name for p in out.rglob("*")) == ["f.txt", "g.txt", "sub"]
 
@@ -61,22 +60,23 @@ def test_remove_unlinks_the_link_itself_and_prunes_empty_folders(tmp_path: Path)
     (root / "a" / "b").mkdir(parents=True), out.mkdir()
     (out / "keep").write_text("k")
     (root / "a" / "b" / "link").symlink_to(out)
-    fd = _root_fd(root)
-    try:
-        assert remove_entry(fd, "a/b/link")
-    finally:
-        os.close(fd)
+    change = Change("a/b/link", None, Entry(SYMLINK, blob_id(os.fsencode(str(out)))))
+    applied = apply_undo(str(root), [change], {}, set(), 1 << 20)
+    assert applied.removed == ["a/b/link"]
     assert not (root / "a").exists() and (out / "keep").exists()
 
 
 def test_rejects_escaping_paths(tmp_path: Path) -> None:
-    fd = _root_fd(tmp_path)
-    try:
-        for bad in ("../x", "a/../../x", "", "/", ".git/config", "sub/.GIT/hooks/pre-commit"):
-            with pytest.raises(ValueError):
-                remove_entry(fd, bad)
-    finally:
-        os.close(fd)
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text("after")
+    (tmp_path / "x").write_text("after")
+    after = Entry("100644", blob_id(b"after"))
+    for bad in ("../x", "a/../../x", "", "/", ".git/config", "sub/.GIT/hooks/pre-commit"):
+        for change in (Change(bad, None, after), Change(bad, Entry("100644", blob_id(b"evil")), after)):
+            applied = apply_undo(str(root), [change], {blob_id(b"evil"): b"evil"}, set(), 1 << 20)
+            assert applied.conflicts == [bad] and applied.restored == applied.removed == [], bad
+    assert (root / ".git" / "config").read_text() == "after" and (tmp_path / "x").read_text() == "after"
 
 
 def test_apply_undo_writes_modes_and_links_and_keeps_drifted_paths(tmp_path: Path) -> None:
@@ -100,4 +100,4 @@ def test_apply_undo_writes_modes_and_links_and_keeps_drifted_paths(tmp_path: Pat
     assert os.readlink(root / "ln") == "run.sh"
     assert (root / "gone" / "deep.txt").read_text() == "deep"
     assert (root / "drift.txt").read_text() == "user"
-    assert not [p for p in root.iterdir() if "coder-undo" in p.name]
+    assert not [p for p in root.rglob("*") if p.name.startswith(".")]  # no temporary left
