@@ -218,7 +218,7 @@ class UndoTask:
     async def run(self, ctx: TaskContext) -> None:
         engine, b = ctx.engine, ctx.result
         if not self.everything:
-            outcome = await engine.checkpoints.undo_last()
+            outcome = await engine.checkpoints.undo_last(ctx.session.id)
             if outcome is None:
                 b.reply = "Nothing to undo."
                 b.data = UndoData(restored=[], removed=[])

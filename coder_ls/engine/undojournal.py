@@ -1,0 +1,209 @@
+"""The undo records of a workspace, shared by every server on it, and who may undo which.
+
+`<root>/.coder/checkpoints/records.json` holds, oldest first, the submissions that changed
+files (`Record`: session, server, before/after snapshots, paths) and the submissions still
+running (`Begun`: session, server, the tree before them). It is read and rewritten only while
+holding the workspace's checkpoint lock (`WorkspaceLock`, an `flock` on
+`.coder/checkpoints/lock`), which also serializes every call on the private git repository and
+its index: two servers on one workspace (two editor windows) take turns instead of failing on
+git's `index.lock`.
+
+Who undoes what:
+
+- `/undo` in a session takes the last record *of that session*. A session with no records of
+  its own takes the last record left by a server that has stopped (the previous run of the
+  editor, or a crash): after a restart, `/undo` reverts the last turn of the server before.
+  Records of sessions whose server still runs are never taken by another session.
+- A record is durable before its submission's first change can land: `Begun` is written (and
+  fsynced) with the snapshot taken before the submission. A `Begun` whose server is gone (it was
+  killed mid-turn) becomes a full record the next time any server takes the lock: its "after"
+  is the work tree as found then.
+- While two sessions' submissions overlap in time, a path changed while both were running
+  cannot be attributed from snapshots alone; `overlaps` gives the snapshot pairs bounding those
+  stretches, and the caller keeps such paths (listed as conflicts) instead of reverting them.
+
+A server is alive while it holds an `flock` on `.coder/checkpoints/servers/<server id>`
+(`ServerMark`): the kernel drops it when the process dies, however it dies, so a pid reused by
+another process is never mistaken for the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import msgspec
+
+LOCK_TIMEOUT = 60.0  # seconds to wait for another server's checkpoint work before giving up
+_LOCK_POLL = 0.02
+
+
+class CheckpointBusy(RuntimeError):
+    """Another server held the workspace's checkpoint lock for longer than `LOCK_TIMEOUT`."""
+
+
+class Record(msgspec.Struct):
+    submission_id: str
+    before: str
+    after: str
+    paths: list[str]
+    created_at: float = 0.0
+    started_at: float = 0.0  # when the submission's "before" snapshot began
+    session_id: str = ""
+    server_id: str = ""  # "": written before records named their server (a stopped server)
+    begun_seq: int = 0  # the journal's clock when the "before" snapshot was taken (0: unknown)
+    ended_seq: int = 0  # ... and when the "after" snapshot was
+    recovered: bool = False  # made by a later server from a killed server's `Begun`
+
+
+class Begun(msgspec.Struct):
+    submission_id: str
+    session_id: str
+    server_id: str
+    before: str  # the tree before the submission
+    started_at: float
+    seq: int
+
+
+class State(msgspec.Struct):
+    version: int = 1
+    records: list[Record] = msgspec.field(default_factory=list)
+    written: int = 0  # records ever written (paces `git gc --auto`)
+    begun: list[Begun] = msgspec.field(default_factory=list)
+    seq: int = 0  # a clock ticking at every snapshot taken under the lock
+
+    def tick(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def take_begun(self, submission_id: str, server_id: str) -> Begun | None:
+        for n, b in enumerate(self.begun):
+            if b.submission_id == submission_id and b.server_id == server_id:
+                return self.begun.pop(n)
+        return None
+
+
+class Overlap(msgspec.Struct):
+    """A stretch while another session's submission ran too: the paths that changed between
+    the snapshots `low` and `high` (and, for a finished one, that it changed too) are shared."""
+
+    low: str
+    high: str
+    other_paths: list[str] | None  # None: still running, anything may be its
+
+
+def pick(state: State, session_id: str, alive: Callable[[str], bool]) -> int | None:
+    """The index of the record `/undo` in `session_id` reverts (see the module docstring)."""
+    records = state.records
+    for n in range(len(records) - 1, -1, -1):
+        if records[n].session_id == session_id:
+            return n
+    for n in range(len(records) - 1, -1, -1):
+        if not alive(records[n].server_id):
+            return n
+    return None
+
+
+def overlaps(state: State, rec: Record) -> list[Overlap]:
+    """The stretches of `rec`'s submission during which another session's submission ran."""
+    out: list[Overlap] = []
+    if not rec.begun_seq or not rec.ended_seq:
+        return out
+    for other in state.records:
+        if other is rec or other.session_id == rec.session_id or not other.begun_seq or not other.ended_seq:
+            continue
+        if other.begun_seq < rec.ended_seq and other.ended_seq > rec.begun_seq:
+            low = rec.before if rec.begun_seq > other.begun_seq else other.before
+            high = rec.after if rec.ended_seq < other.ended_seq else other.after
+            out.append(Overlap(low, high, other.paths))
+    for run in state.begun:
+        if run.session_id != rec.session_id and run.seq < rec.ended_seq:
+            low = rec.before if rec.begun_seq > run.seq else run.before
+            out.append(Overlap(low, rec.after, None))
+    return out
+
+
+class WorkspaceLock:
+    """An exclusive `flock` on `path`, taken without blocking the event loop."""
+
+    def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT) -> None:
+        self.path = path
+        self.timeout = timeout
+
+    @contextlib.asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            deadline = time.monotonic() + self.timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise CheckpointBusy(
+                            f"another coder_ls server on this workspace has held {self.path} for over "
+                            f"{self.timeout:.0f} s"
+                        ) from None
+                    await asyncio.sleep(_LOCK_POLL)
+            yield
+        finally:
+            os.close(fd)  # drops the lock
+
+
+class ServerMark:
+    """This server's mark on the workspace: held (`flock`) for as long as the process lives."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.id = uuid.uuid4().hex
+        self.dir = state_dir / "servers"
+        self._fd: int | None = None
+
+    def claim(self) -> None:
+        if self._fd is not None:
+            return
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.dir / self.id, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return  # a read-only `.coder/`: no records are written either
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh id: nobody else holds it
+        self._fd = fd
+
+    def alive(self, server_id: str) -> bool:
+        """True while the server `server_id` runs (this one included)."""
+        if server_id == self.id:
+            return True
+        if not server_id:
+            return False
+        try:
+            fd = os.open(self.dir / server_id, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def forget(self, server_id: str) -> None:
+        """Remove the mark a stopped server left (its `Begun` records were recovered)."""
+        if server_id and server_id != self.id and not self.alive(server_id):
+            with contextlib.suppress(OSError):
+                (self.dir / server_id).unlink()
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                (self.dir / self.id).unlink()
+            os.close(self._fd)
+            self._fd = None
