@@ -14,8 +14,9 @@ Who undoes what:
   its own takes the last record left by a server that has stopped (the previous run of the
   editor, or a crash): after a restart, `/undo` reverts the last turn of the server before.
   Records of sessions whose server still runs are never taken by another session.
-- A record is durable before its submission's first change can land: `Begun` is written (and
-  fsynced) with the snapshot taken before the submission. A `Begun` whose server is gone (it was
+- A record is durable before its submission's first change can land: `Begun` is written
+  (renamed into place: it survives the server being killed; not fsynced, a power cut is not
+  covered) with the snapshot taken before the submission. A `Begun` whose server is gone (it was
   killed mid-turn) becomes a full record the next time any server takes the lock: its "after"
   is the work tree as found then.
 - While two sessions' submissions overlap in time, a path changed while both were running
@@ -60,6 +61,7 @@ class Record(msgspec.Struct):
     begun_seq: int = 0  # the journal's clock when the "before" snapshot was taken (0: unknown)
     ended_seq: int = 0  # ... and when the "after" snapshot was
     recovered: bool = False  # made by a later server from a killed server's `Begun`
+    undone: bool = False  # kept after its `/undo` only to tell what overlapped it (`overlaps`)
 
 
 class Begun(msgspec.Struct):
@@ -82,6 +84,12 @@ class State(msgspec.Struct):
         self.seq += 1
         return self.seq
 
+    def trim(self, keep: int) -> None:
+        """At most `keep` records: the oldest undone ones go first, then the oldest."""
+        while len(self.records) > keep:
+            n = next((n for n, r in enumerate(self.records) if r.undone), 0)
+            del self.records[n]
+
     def take_begun(self, submission_id: str, server_id: str) -> Begun | None:
         for n, b in enumerate(self.begun):
             if b.submission_id == submission_id and b.server_id == server_id:
@@ -102,16 +110,17 @@ def pick(state: State, session_id: str, alive: Callable[[str], bool]) -> int | N
     """The index of the record `/undo` in `session_id` reverts (see the module docstring)."""
     records = state.records
     for n in range(len(records) - 1, -1, -1):
-        if records[n].session_id == session_id:
+        if not records[n].undone and records[n].session_id == session_id:
             return n
     for n in range(len(records) - 1, -1, -1):
-        if not alive(records[n].server_id):
+        if not records[n].undone and not alive(records[n].server_id):
             return n
     return None
 
 
 def overlaps(state: State, rec: Record) -> list[Overlap]:
-    """The stretches of `rec`'s submission during which another session's submission ran."""
+    """The stretches of `rec`'s submission during which another session's submission ran
+    (undone or not: what its `/undo` kept is still not `rec`'s to claim)."""
     out: list[Overlap] = []
     if not rec.begun_seq or not rec.ended_seq:
         return out

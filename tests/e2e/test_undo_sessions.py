@@ -108,3 +108,53 @@ async def test_two_servers_snapshotting_at_once_keep_undo_coverage(tmp_path: Pat
         for undone, other in ((undone_a, "pkg1/"), (undone_b, "pkg0/")):
             touched = undone["data"]["restored"] + undone["data"]["removed"]
             assert not [p for p in touched if p.startswith(other)], undone
+
+
+def _wait_line(gate: Path) -> str:
+    return f"while [ ! -e {gate} ]; do sleep 0.05; done"
+
+
+async def test_undo_never_takes_a_running_windows_work(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "ws", FILES)
+    gate = tmp_path / "gate"
+    async with lsp_session(root) as a, lsp_session(root) as b:
+        await a.execute("coder.input", {"text": "!echo A1 > pkg0/mod.py"})
+        _, a_answer = a.start("coder.input", {"text": f"!echo A2 > pkg0/two.py; {_wait_line(gate)}"})
+        await a.wait_for(lambda: (root / "pkg0/two.py").exists(), timeout=20)
+        # B has no submission of its own; A's server runs: neither A's record nor its running turn is B's.
+        undone = await b.execute("coder.undo", {})
+        assert undone["reply"] == "Nothing to undo.", undone
+        assert (root / "pkg0/mod.py").read_text() == "A1\n" and (root / "pkg0/two.py").exists()
+        gate.write_text("go")
+        await asyncio.wait_for(a_answer, 20)
+        undone = await a.execute("coder.undo", {})
+        assert undone["data"]["removed"] == ["pkg0/two.py"], undone
+        assert (root / "pkg0/mod.py").read_text() == "A1\n"
+
+
+async def test_work_shared_with_a_running_window_is_kept_by_both_undos(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "ws", FILES)
+    gate_a, gate_b = tmp_path / "gate_a", tmp_path / "gate_b"
+    async with lsp_session(root) as a, lsp_session(root) as b:
+        _, a_answer = a.start("coder.input", {"text": f"!{_wait_line(gate_a)}; echo A > pkg0/a.py"})
+        await asyncio.sleep(1.0)  # A's snapshot is taken
+        _, b_answer = b.start(
+            "coder.input", {"text": f"!echo B > pkg1/b0.py; {_wait_line(gate_b)}; echo B > pkg1/b2.py"}
+        )
+        await b.wait_for(lambda: (root / "pkg1/b0.py").exists(), timeout=20)
+        gate_a.write_text("go")
+        await asyncio.wait_for(a_answer, 20)
+
+        # A's submission saw b0.py appear, but B (still running) may have written it.
+        undone = await a.execute("coder.undo", {})
+        assert sorted(undone["data"]["conflicts"]) == ["pkg0/a.py", "pkg1/b0.py"], undone
+        assert undone["data"]["removed"] == [] and undone["data"]["restored"] == [], undone
+        assert (root / "pkg1/b0.py").exists() and (root / "pkg0/a.py").exists()
+
+        gate_b.write_text("go")
+        await asyncio.wait_for(b_answer, 20)
+        # B's submission saw a.py appear while A ran: not B's to remove, even after A's /undo.
+        undone = await b.execute("coder.undo", {})
+        assert undone["data"]["conflicts"] == ["pkg0/a.py", "pkg1/b0.py"], undone
+        assert undone["data"]["removed"] == ["pkg1/b2.py"], undone
+        assert (root / "pkg0/a.py").exists() and not (root / "pkg1/b2.py").exists()

@@ -48,3 +48,33 @@ async def test_undo_after_a_kill_mid_turn_reverts_the_crashed_turn(tmp_path, fak
         again = await s.execute("coder.undo", {})
         assert again["data"]["restored"] == ["notes.txt"], again
         assert (root / "notes.txt").read_text() == "notes\n"
+
+
+async def test_a_resumed_session_undoes_its_crashed_turn_and_no_one_elses(tmp_path, fake):
+    root = init_git(tmp_path / "ws", {"app.py": "X = 0\n", "other.py": "O = 0\n"})
+    fake.push(
+        calls(tool_call("write", {"path": "app.py", "content": "X = 1\n"}, "toolu_w1")),
+        calls(tool_call("bash", {"command": "sleep 30"}, "toolu_slow")),
+    )
+    async with lsp_session(root, env=api_env(fake), init_options={"permissions": "yolo"}) as s:
+        _, answer = s.start("coder.input", {"text": "change app.py"})
+        await s.wait_for(lambda: [e for e in s.events_of("toolCallBegin") if e.get("tool") == "bash"], timeout=30)
+        sid = s.events_of("toolCallBegin")[0]["sessionId"]
+        proc = server_process(s)
+        proc.kill()
+        await asyncio.wait_for(proc.wait(), 10)
+        answer.cancel()
+
+    async with lsp_session(root, env=api_env(fake)) as other, lsp_session(root, env=api_env(fake)) as s:
+        # another window, running, with a later submission of its own
+        done = await other.execute("coder.input", {"text": "!echo O > other.py"})
+        assert done["status"] == "completed", done
+        resumed = await s.execute("coder.resume", {"args": sid})
+        assert resumed["status"] == "completed", resumed
+        undone = await s.execute("coder.undo", {})
+        assert undone["data"]["restored"] == ["app.py"], undone
+        assert (root / "app.py").read_text() == "X = 0\n"
+        assert (root / "other.py").read_text() == "O\n"  # the other window's, not this session's
+        again = await s.execute("coder.undo", {})
+        assert again["reply"] == "Nothing to undo.", again
+        assert (root / "other.py").read_text() == "O\n"
