@@ -38,6 +38,7 @@ from pathlib import Path
 
 import msgspec
 
+from coder_ls.engine import undojournal as journal
 from coder_ls.engine.editorbuffers import EditorBuffers
 from coder_ls.engine.gitops import (
     EXCLUDE_CODER,
@@ -201,13 +202,9 @@ class Checkpoints:
         self._tip = after
         paths = sorted(changes)
         now = time.time()
-        state.records.append(
-            Record(submission_id, before_commit, after, paths, now, began[0], session, server, began[1], ended,
-                   recovered)
-        )  # fmt: skip
-        state.trim(MAX_RECORDS)
-        state.written += 1
-        if state.written % GC_EVERY == 0:
+        record = Record(submission_id, before_commit, after, paths, now, began[0], session, server, began[1], ended,
+                        recovered)  # fmt: skip
+        if state.add(record, MAX_RECORDS) % GC_EVERY == 0:
             # Packs up loose objects / many small packs when git thinks it is time.
             await self._git("gc", "--auto", "--quiet", check=False)
         return paths
@@ -255,7 +252,7 @@ class Checkpoints:
             kept = self.editor.conflicts(changes, rec.started_at or rec.created_at)
             kept |= await self._shared(state, rec)
             applied = await asyncio.to_thread(apply_undo, str(self.root), changes, blobs, kept, MAX_FILE_BYTES)
-            rec.undone = True
+            state.mark_undone(rec)
             self._save(state)
             return UndoOutcome(applied.restored, applied.removed, rec.submission_id, applied.conflicts)
 
@@ -309,7 +306,7 @@ class Checkpoints:
 
     def pending(self) -> list[Record]:
         """The recorded submissions, oldest first (what successive `/undo`s would revert)."""
-        return [r for r in self._load().records if not r.undone]
+        return [r for r in journal.load_records(self.dir) if not r.undone]
 
     # -- snapshots ----------------------------------------------------------------------------
 
@@ -440,17 +437,10 @@ class Checkpoints:
     # -- records ------------------------------------------------------------------------------
 
     def _load(self) -> State:
-        try:
-            return msgspec.json.decode(self.records_file.read_bytes(), type=State)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-            return State()
+        return journal.load(self.dir)
 
     def _save(self, state: State) -> None:
-        """Renamed into place: it survives this process dying however it dies. Not fsynced (a
-        power cut may lose the last one): that would cost ~7 ms on every submission."""
-        from coder_ls.fsutil import write_atomic
-
-        write_atomic(self.records_file, msgspec.json.encode(state), root=self.root, fsync=False)
+        journal.save(self.root, self.dir, state)
 
 
 async def restore_to_head(root: Path) -> UndoOutcome:

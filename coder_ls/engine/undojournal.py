@@ -1,8 +1,10 @@
 """The undo records of a workspace, shared by every server on it, and who may undo which.
 
 `<root>/.coder/checkpoints/records.json` holds, oldest first, the submissions that changed
-files (`Record`: session, server, before/after snapshots, paths) and the submissions still
-running (`Begun`: session, server, the tree before them). It is read and rewritten only while
+files (`Record`: session, server, before/after snapshots, paths); `running.json` the
+submissions still running (`Begun`: session, server, the tree before them) and the clock that
+orders every snapshot (a submission that changes nothing rewrites only this small file). Both
+are read and rewritten only while
 holding the workspace's checkpoint lock (`WorkspaceLock`, an `flock` on
 `.coder/checkpoints/lock`), which also serializes every call on the private git repository and
 its index: two servers on one workspace (two editor windows) take turns instead of failing on
@@ -38,6 +40,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -73,28 +76,86 @@ class Begun(msgspec.Struct):
     seq: int
 
 
-class State(msgspec.Struct):
+class _Book(msgspec.Struct):
+    """records.json"""
+
     version: int = 1
     records: list[Record] = msgspec.field(default_factory=list)
     written: int = 0  # records ever written (paces `git gc --auto`)
-    begun: list[Begun] = msgspec.field(default_factory=list)
+
+
+class _Running(msgspec.Struct):
+    """running.json"""
+
     seq: int = 0  # a clock ticking at every snapshot taken under the lock
+    begun: list[Begun] = msgspec.field(default_factory=list)
+
+
+class State:
+    """Both files as read under the lock; `save` writes back what changed."""
+
+    def __init__(self, book: _Book, running: _Running) -> None:
+        self._book, self._running = book, running
+        self.records_changed = False
+
+    @property
+    def records(self) -> list[Record]:
+        return self._book.records
+
+    @property
+    def begun(self) -> list[Begun]:
+        return self._running.begun
 
     def tick(self) -> int:
-        self.seq += 1
-        return self.seq
+        self._running.seq += 1
+        return self._running.seq
 
-    def trim(self, keep: int) -> None:
-        """At most `keep` records: the oldest undone ones go first, then the oldest."""
-        while len(self.records) > keep:
-            n = next((n for n, r in enumerate(self.records) if r.undone), 0)
-            del self.records[n]
+    def add(self, record: Record, keep: int) -> int:
+        """Append `record`, keeping at most `keep` (the oldest undone ones go first, then the
+        oldest); the number of records ever written."""
+        self._book.records.append(record)
+        while len(self._book.records) > keep:
+            n = next((n for n, r in enumerate(self._book.records) if r.undone), 0)
+            del self._book.records[n]
+        self._book.written += 1
+        self.records_changed = True
+        return self._book.written
+
+    def mark_undone(self, record: Record) -> None:
+        record.undone = True
+        self.records_changed = True
 
     def take_begun(self, submission_id: str, server_id: str) -> Begun | None:
         for n, b in enumerate(self.begun):
             if b.submission_id == submission_id and b.server_id == server_id:
                 return self.begun.pop(n)
         return None
+
+
+def _read(path: Path, kind: type[msgspec.Struct]) -> Any:
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=kind)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return kind()
+
+
+def load(state_dir: Path) -> State:
+    return State(_read(state_dir / "records.json", _Book), _read(state_dir / "running.json", _Running))
+
+
+def load_records(state_dir: Path) -> list[Record]:
+    return list(_read(state_dir / "records.json", _Book).records)
+
+
+def save(root: Path, state_dir: Path, state: State) -> None:
+    """Renamed into place: it survives this process dying however it dies. Not fsynced (a power
+    cut may lose the last change): that measured ~7 ms more on every submission."""
+    from coder_ls.fsutil import write_atomic
+
+    write_atomic(state_dir / "running.json", msgspec.json.encode(state._running), root=root, fsync=False)
+    if state.records_changed:
+        write_atomic(state_dir / "records.json", msgspec.json.encode(state._book), root=root, fsync=False)
+        state.records_changed = False
 
 
 class Overlap(msgspec.Struct):
@@ -190,7 +251,7 @@ class ServerMark:
         """True while the server `server_id` runs (this one included)."""
         if server_id == self.id:
             return True
-        if not server_id:
+        if not server_id.isalnum():  # "" (an older record), or not a name we made: not a path to follow
             return False
         try:
             fd = os.open(self.dir / server_id, os.O_RDONLY | os.O_CLOEXEC)
