@@ -221,8 +221,11 @@ class Checkpoints:
         for b in dead:
             state.begun.remove(b)
             log.info("recording submission %s of a server that stopped mid-submission", b.submission_id)
-            await self._record(state, b.submission_id, b.session_id, b.server_id, b.before, tree, skipped,
-                               (b.started_at, b.seq), recovered=True)  # fmt: skip
+            try:
+                await self._record(state, b.submission_id, b.session_id, b.server_id, b.before, tree, skipped,
+                                   (b.started_at, b.seq), recovered=True)  # fmt: skip
+            except GitError as exc:  # e.g. its snapshot is gone: it must not block every later one
+                log.warning("could not record submission %s: %s", b.submission_id, exc)
             self.mark.forget(b.server_id)
         return True
 
@@ -260,8 +263,11 @@ class Checkpoints:
         """`rec`'s paths that changed while another session's submission ran too."""
         shared: set[str] = set()
         for o in overlaps(state, rec):
-            changed = await self._changes(await self._tree_of(o.low), await self._tree_of(o.high), set())
-            paths = set(changed) & set(rec.paths)
+            try:
+                changed = set(await self._changes(await self._tree_of(o.low), await self._tree_of(o.high), set()))
+            except GitError:  # a snapshot is gone: nothing of that stretch can be told apart
+                changed = set(rec.paths)
+            paths = changed & set(rec.paths)
             shared |= paths if o.other_paths is None else paths & set(o.other_paths)
         return shared
 

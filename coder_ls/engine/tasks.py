@@ -232,7 +232,10 @@ class UndoTask:
             lines = [f"Undid submission {outcome.submission_id or ''}".rstrip() + "."]
             lines += [f"  restored {p}" for p in outcome.restored] + [f"  removed {p}" for p in outcome.removed]
             if outcome.conflicts:
-                lines.append("Kept, changed since that submission: " + ", ".join(outcome.conflicts))
+                lines.append(
+                    "Kept, changed since that submission (or while another session's ran too): "
+                    + ", ".join(outcome.conflicts)
+                )
             b.reply = "\n".join(lines)
             return
         if not engine.host.caps.show_message_request:

@@ -106,3 +106,21 @@ async def test_records_from_before_sessions_are_undone_by_the_next_session(repo:
     records.write_text(json.dumps(data))
     assert (await cp.undo_last("another")) is not None
     assert (repo / "a.txt").read_text() == original
+
+
+async def test_a_dead_servers_entry_with_a_lost_snapshot_blocks_nothing(repo: Path) -> None:
+    cp = Checkpoints(repo, watch=False)
+    await cp.finish("s0", await cp.snapshot("s0", "sess"))
+    running = cp.dir / "running.json"
+    data = json.loads(running.read_text())
+    lost = {"submission_id": "x", "session_id": "gone", "server_id": "deadbeef", "before": "0" * 40,
+            "started_at": 1.0, "seq": data["seq"] + 1}  # fmt: skip
+    data["begun"].append(lost)
+    data["seq"] += 1
+    running.write_text(json.dumps(data))
+    before = await cp.snapshot("s1", "sess")
+    write(repo, "a.txt", "changed\n")
+    assert await cp.finish("s1", before) == ["a.txt"]
+    assert json.loads(running.read_text())["begun"] == []
+    undone = await cp.undo_last("sess")
+    assert undone is not None and undone.restored == ["a.txt"]
