@@ -158,3 +158,17 @@ async def test_work_shared_with_a_running_window_is_kept_by_both_undos(tmp_path:
         assert undone["data"]["conflicts"] == ["pkg0/a.py", "pkg1/b0.py"], undone
         assert undone["data"]["removed"] == ["pkg1/b2.py"], undone
         assert (root / "pkg0/a.py").exists() and not (root / "pkg1/b2.py").exists()
+
+
+async def test_two_sessions_of_one_server_undo_their_own(tmp_path: Path) -> None:
+    root = init_git(tmp_path / "ws", FILES)
+    async with lsp_session(root) as s:
+        a = (await s.execute("coder.input", {"text": "!echo A > pkg0/mod.py"}))["sessionId"]
+        b = (await s.execute("coder.new", {}))["sessionId"]
+        await s.execute("coder.input", {"text": "!echo B > pkg1/mod.py", "sessionId": b})
+        undone = await s.execute("coder.undo", {"sessionId": a})
+        assert undone["data"]["restored"] == ["pkg0/mod.py"], undone
+        assert (root / "pkg1/mod.py").read_text() == "B\n"
+        assert (await s.execute("coder.undo", {"sessionId": a}))["reply"] == "Nothing to undo."
+        undone = await s.execute("coder.undo", {"sessionId": b})
+        assert undone["data"]["restored"] == ["pkg1/mod.py"], undone
