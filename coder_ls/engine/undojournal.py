@@ -237,8 +237,12 @@ class ServerMark:
         self._fd: int | None = None
 
     def claim(self) -> None:
+        """Hold the mark (again, if `.coder/` was deleted under it: others would think us dead)."""
         if self._fd is not None:
-            return
+            if os.fstat(self._fd).st_nlink > 0:
+                return
+            os.close(self._fd)
+            self._fd = None
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.dir / self.id, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

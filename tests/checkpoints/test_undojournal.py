@@ -6,6 +6,7 @@ import asyncio
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +125,13 @@ async def test_a_dead_servers_entry_with_a_lost_snapshot_blocks_nothing(repo: Pa
     assert json.loads(running.read_text())["begun"] == []
     undone = await cp.undo_last("sess")
     assert undone is not None and undone.restored == ["a.txt"]
+
+
+def test_a_mark_deleted_under_a_running_server_is_claimed_again(tmp_path: Path) -> None:
+    me, other = ServerMark(tmp_path), ServerMark(tmp_path)
+    me.claim()
+    shutil.rmtree(tmp_path / "servers")  # `.coder/` deleted while the server runs
+    assert not other.alive(me.id)
+    me.claim()  # what `_ensure_repo` does when it recreates the state folder
+    assert other.alive(me.id)
+    me.release()
