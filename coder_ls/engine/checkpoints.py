@@ -16,9 +16,12 @@ nothing costs no git process. Otherwise a scan: ONE `git ls-files --others --mod
 --exclude-standard` (stat data against the index; nothing listed and the index file is the one
 we left: the tree we wrote last, no `add`, no `write-tree`), else `git add -A` and `write-tree`.
 
-`snapshot` returns a tree id; commits are only made when `finish` writes a record (the
-submission changed files): the before and after trees are committed and chained on
-`refs/heads/snapshots`, so a gc keeps them and the records survive a restart. `git gc --auto`
+`snapshot` returns a tree id and writes a durable `Begun` entry (no git process); commits are
+only made when `finish` writes a record (the submission changed files): the before and after
+trees are committed and chained on `refs/heads/snapshots` (its tip re-read under the lock: every
+server on the workspace chains on it), so a gc keeps them and the records survive a restart.
+Records belong to a session; which one `/undo` takes, crash recovery and what two servers on one
+workspace share are in `undojournal.py`. `git gc --auto`
 runs once every `GC_EVERY` records, not on every submission. Files larger than
 `MAX_FILE_BYTES` are never snapshotted, and `/undo` leaves them alone (their paths are
 recorded in the snapshot's commit message).
@@ -35,6 +38,7 @@ from pathlib import Path
 
 import msgspec
 
+from coder_ls.engine import undojournal as journal
 from coder_ls.engine.editorbuffers import EditorBuffers
 from coder_ls.engine.gitops import (
     EXCLUDE_CODER,
@@ -50,6 +54,7 @@ from coder_ls.engine.gitops import (
 )
 from coder_ls.engine.trust import OwnedIds
 from coder_ls.engine.undofs import GITLINK, Change, Entry, apply_undo
+from coder_ls.engine.undojournal import Begun, Record, ServerMark, State, WorkspaceLock, overlaps, pick
 from coder_ls.engine.workindex import WorkIndex
 
 log = logging.getLogger(__name__)
@@ -91,21 +96,6 @@ class UndoOutcome(msgspec.Struct):
     conflicts: list[str] = msgspec.field(default_factory=list)
 
 
-class Record(msgspec.Struct):
-    submission_id: str
-    before: str
-    after: str
-    paths: list[str]
-    created_at: float = 0.0
-    started_at: float = 0.0  # when the submission's "before" snapshot began
-
-
-class _State(msgspec.Struct):
-    version: int = 1
-    records: list[Record] = msgspec.field(default_factory=list)
-    written: int = 0  # records ever written (paces `git gc --auto`)
-
-
 def ensure_state_gitignore(root: Path) -> None:
     """Create `<root>/.coder/.gitignore` (once) so coder_ls state stays out of the user's git."""
     from coder_ls.store.gitignore import ensure_state_dir
@@ -131,9 +121,11 @@ class Checkpoints:
         self.git_dir = self.dir / "git"
         self.index = self.dir / "index"
         self.records_file = self.dir / "records.json"
-        self._lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # this server's tasks, one at a time ...
+        self._flock = WorkspaceLock(self.dir / "lock")  # ... and one server at a time
+        self.mark = ServerMark(self.dir)
         self.editor = EditorBuffers()
-        self._started: dict[str, float] = {}  # submission id -> when its "before" snapshot began
+        self._started: dict[str, tuple[float, str]] = {}  # submission id -> (when its snapshot began, session)
         self._ready = False
         self._tip: str | None = None
         self._trees: dict[str, str] = {}  # commit -> tree
@@ -163,19 +155,27 @@ class Checkpoints:
 
     # -- public API ---------------------------------------------------------------------------
 
-    async def snapshot(self, submission_id: str) -> str:
+    async def snapshot(self, submission_id: str, session_id: str = "") -> str:
         """Snapshot the workspace (tracked + untracked, not ignored); returns a tree id.
 
-        Pass it to `finish`. In the common case (nothing changed since the last snapshot)
-        this is one git process.
+        Pass it to `finish`. Before returning, the submission is on record as begun:
+        if this server dies before `finish`, the next server records what it changed. In the
+        common case (nothing changed since the last snapshot) no git process runs.
         """
         if self.unavailable is not None:
             return ""
-        self._started[submission_id] = time.time()
+        started = time.time()
+        self._started[submission_id] = (started, session_id)
         while len(self._started) > _MAX_KNOWN_TREES:
             del self._started[next(iter(self._started))]
-        async with self._lock:
+        async with self._lock, self._flock.hold():
             tree, _ = await self._write_tree()
+            state = self._load()
+            await self._recover(state, tree)
+            if self._owned is not None:  # before any change can land: a crashed turn is this user's too
+                self._owned.add(submission_id)
+            state.begun.append(Begun(submission_id, session_id, self.mark.id, tree, started, state.tick()))
+            self._save(state)
             return tree
 
     async def finish(self, submission_id: str, before: str) -> list[str]:
@@ -183,64 +183,115 @@ class Checkpoints:
 
         `before` is what `snapshot` returned (a tree id; a snapshot commit id works too).
         """
-        started = self._started.pop(submission_id, None)
+        started, session = self._started.pop(submission_id, (time.time(), ""))
         if self.unavailable is not None or not before:
             return []
-        async with self._lock:
-            tree, skipped = await self._write_tree()
-            before_tree = await self._tree_of(before)
-            if tree == before_tree:
-                return []
-            before_skipped = await self._skipped_any(before)
-            changes = await self._changes(before_tree, tree, {*before_skipped, *skipped})
-            if not changes:
-                return []
-            if before in self._trees:  # already a commit
-                before_commit = before
-            else:
-                before_commit = await self._commit(before_tree, before_skipped, f"before {submission_id}")
-            after = await self._commit(tree, skipped, f"after {submission_id}", parent=before_commit)
-            await self._git("update-ref", "refs/heads/snapshots", after)
-            self._tip = after
-            paths = sorted(changes)
+        async with self._lock, self._flock.hold():
             state = self._load()
-            now = time.time()
-            started = started or now
-            if self._owned is not None:
-                self._owned.add(submission_id)
-            state.records.append(Record(submission_id, before_commit, after, paths, now, started))
-            del state.records[:-MAX_RECORDS]
-            state.written += 1
-            self._save(state)
-            if state.written % GC_EVERY == 0:
-                # Packs up loose objects / many small packs when git thinks it is time.
-                await self._git("gc", "--auto", "--quiet", check=False)
-            return paths
+            begun = state.take_begun(submission_id, self.mark.id)
+            try:
+                tree, skipped = await self._write_tree()
+                await self._recover(state, tree)
+                began = (started, begun.seq if begun is not None else 0)
+                return await self._record(state, submission_id, session, self.mark.id, before, tree, skipped, began)
+            finally:
+                self._save(state)  # a failed finish drops its `Begun` all the same
 
-    async def undo_last(self) -> UndoOutcome | None:
-        """Put the paths the last changing submission touched back as they were before it.
+    async def _record(
+        self, state: State, submission_id: str, session: str, server: str, before: str, tree: str,
+        skipped: list[str], began: tuple[float, int], recovered: bool = False,
+    ) -> list[str]:  # fmt: skip
+        """Append the record of a submission that went from `before` to `tree` (if it changed
+        anything) to `state`; the paths it changed."""
+        ended = state.tick()
+        before_tree = await self._tree_of(before)
+        if tree == before_tree:
+            return []
+        before_skipped = await self._skipped_any(before)
+        changes = await self._changes(before_tree, tree, {*before_skipped, *skipped})
+        if not changes:
+            return []
+        head = await self._git("rev-parse", "-q", "--verify", "refs/heads/snapshots", check=False)
+        self._tip = head.text.strip() or None  # another server may have moved it
+        if before in self._trees:  # already a commit
+            before_commit = before
+        else:
+            before_commit = await self._commit(before_tree, before_skipped, f"before {submission_id}")
+        after = await self._commit(tree, skipped, f"after {submission_id}", parent=before_commit)
+        await self._git("update-ref", "refs/heads/snapshots", after)
+        self._tip = after
+        paths = sorted(changes)
+        now = time.time()
+        record = Record(submission_id, before_commit, after, paths, now, began[0], session, server, began[1], ended,
+                        recovered)  # fmt: skip
+        if state.add(record, MAX_RECORDS) % GC_EVERY == 0:
+            # Packs up loose objects / many small packs when git thinks it is time.
+            await self._git("gc", "--auto", "--quiet", check=False)
+        return paths
+
+    async def _recover(self, state: State, tree: str | None) -> bool:
+        """Turn the `Begun` entries of servers that died mid-submission into records, with the
+        work tree as found now (`tree`, else snapshotted here) as their "after"."""
+        dead = [b for b in state.begun if not self.mark.alive(b.server_id)]
+        if not dead:
+            return False
+        if tree is None:
+            tree, _ = await self._write_tree()
+        skipped = self._tree_skipped.get(tree, [])
+        for b in dead:
+            state.begun.remove(b)
+            log.info("recording submission %s of a server that stopped mid-submission", b.submission_id)
+            try:
+                await self._record(state, b.submission_id, b.session_id, b.server_id, b.before, tree, skipped,
+                                   (b.started_at, b.seq), recovered=True)  # fmt: skip
+            except GitError as exc:  # e.g. its snapshot is gone: it must not block every later one
+                log.warning("could not record submission %s: %s", b.submission_id, exc)
+            self.mark.forget(b.server_id)
+        return True
+
+    async def undo_last(self, session_id: str = "") -> UndoOutcome | None:
+        """Put the paths the last changing submission of `session_id` touched back as they were
+        before it (with none of its own: the last one of a server that has stopped).
 
         Only the paths that still hold what the submission left there (checked byte for byte,
-        never through a symlink: `undofs`) are reverted; the others, and the ones edited in the
-        editor since the submission began, are kept and returned as `conflicts`.
+        never through a symlink: `undofs`) are reverted; the others, the ones edited in the
+        editor since the submission began, and the ones changed while another session's
+        submission ran too, are kept and returned as `conflicts`.
         """
         if self.unavailable is not None:
             raise UndoUnavailable(f"/undo is unavailable in this workspace: {self.unavailable}")
-        async with self._lock:
-            state = self._load()
-            if not state.records:
-                return None
-            rec = state.records[-1]
+        async with self._lock, self._flock.hold():
             await self._ensure_repo()
+            state = self._load()
+            recovered = await self._recover(state, None)
+            n = pick(state, session_id, self.mark.alive)
+            if n is None:
+                if recovered:
+                    self._save(state)
+                return None
+            rec = state.records[n]
             skipped = {*await self._skipped_of(rec.before), *await self._skipped_of(rec.after)}
             wanted = set(rec.paths)
             changes = [c for c in await self._raw_changes(rec.before, rec.after, skipped) if c.path in wanted]
             blobs = await self._blobs([c.before.oid for c in changes if c.before is not None])
-            editor = self.editor.conflicts(changes, rec.started_at or rec.created_at)
-            applied = await asyncio.to_thread(apply_undo, str(self.root), changes, blobs, editor, MAX_FILE_BYTES)
-            state.records.pop()
+            kept = self.editor.conflicts(changes, rec.started_at or rec.created_at)
+            kept |= await self._shared(state, rec)
+            applied = await asyncio.to_thread(apply_undo, str(self.root), changes, blobs, kept, MAX_FILE_BYTES)
+            state.mark_undone(rec)
             self._save(state)
             return UndoOutcome(applied.restored, applied.removed, rec.submission_id, applied.conflicts)
+
+    async def _shared(self, state: State, rec: Record) -> set[str]:
+        """`rec`'s paths that changed while another session's submission ran too."""
+        shared: set[str] = set()
+        for o in overlaps(state, rec):
+            try:
+                changed = set(await self._changes(await self._tree_of(o.low), await self._tree_of(o.high), set()))
+            except GitError:  # a snapshot is gone: nothing of that stretch can be told apart
+                changed = set(rec.paths)
+            paths = changed & set(rec.paths)
+            shared |= paths if o.other_paths is None else paths & set(o.other_paths)
+        return shared
 
     def note_editor_change(self, path: Path, text: str | None) -> None:
         """The editor's buffer of `path` changed (didChange/didSave): `text` is its content now,
@@ -251,6 +302,7 @@ class Checkpoints:
     def close(self) -> None:
         """Stop watching the workspace (the server is shutting down)."""
         self.work.close()
+        self.mark.release()
 
     async def undo_all_preview(self) -> list[str]:
         """The paths `/undo --all` would restore or remove (raises `NotAGitRepo`)."""
@@ -284,13 +336,11 @@ class Checkpoints:
         """The recorded submissions, oldest first (what successive `/undo`s would revert)."""
         if self.unavailable is not None:
             return []
-        return list(self._load().records)
+        return [r for r in self._load().records if not r.undone]
 
     # -- snapshots ----------------------------------------------------------------------------
 
-    async def _git(
-        self, *args: str, stdin: bytes | None = None, check: bool = True, literal: bool = False
-    ) -> GitRun:
+    async def _git(self, *args: str, stdin: bytes | None = None, check: bool = True, literal: bool = False) -> GitRun:
         global GIT_CALLS
         GIT_CALLS += 1
         env = self._env if not literal else {**self._env, "GIT_LITERAL_PATHSPECS": "1"}
@@ -302,6 +352,7 @@ class Checkpoints:
             return
         ensure_state_gitignore(self.root)  # never re-creates a deleted workspace (no `parents`)
         self.dir.mkdir(exist_ok=True)
+        self.mark.claim()
         if not (self.git_dir / "HEAD").exists():
             await self._git("init", "-q")
             self._trees.clear()
@@ -338,9 +389,7 @@ class Checkpoints:
             parent = tip
         message = f"{title}\n\n{json.dumps({'skipped': skipped})}\n"
         parents = ["-p", parent] if parent else []
-        run = await self._git(
-            "commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-", stdin=message.encode()
-        )
+        run = await self._git("commit-tree", "--no-gpg-sign", tree, *parents, "-F", "-", stdin=message.encode())
         commit = run.text.strip()
         self._trees[commit] = tree
         self._skipped[commit] = skipped
@@ -417,22 +466,19 @@ class Checkpoints:
 
     # -- records ------------------------------------------------------------------------------
 
-    def _load(self) -> _State:
-        """The records, only this user's: `.coder/checkpoints/` can come with a clone, and a
-        shipped record's "before" is whatever the repository wants written back by `/undo`."""
-        try:
-            state = msgspec.json.decode(self.records_file.read_bytes(), type=_State)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-            return _State()
+    def _load(self) -> State:
+        """The journal, only this user's part: `.coder/checkpoints/` can come with a clone, and
+        a shipped record's "before" (or a shipped `Begun`'s) is whatever the repository wants
+        written back by `/undo` (the gate's row `checkpoints`, `engine/trust.py`)."""
+        state = journal.load(self.dir)
         if self._owned is not None:
             mine = self._owned.ids()
-            state.records = [r for r in state.records if r.submission_id in mine]
+            state.records[:] = [r for r in state.records if r.submission_id in mine]
+            state.begun[:] = [b for b in state.begun if b.submission_id in mine]
         return state
 
-    def _save(self, state: _State) -> None:
-        from coder_ls.fsutil import write_atomic
-
-        write_atomic(self.records_file, msgspec.json.encode(state), root=self.root, fsync=False)
+    def _save(self, state: State) -> None:
+        journal.save(self.root, self.dir, state)
 
 
 async def restore_to_head(root: Path) -> UndoOutcome:
@@ -447,8 +493,6 @@ async def restore_to_head(root: Path) -> UndoOutcome:
         raise GitError("The repository has no commit yet: there is no HEAD to go back to.")
     restored, removed = await worktree_changes(root)
     flags = [*USER_FLAGS, "-c", "core.hooksPath=/dev/null"]
-    await run_git(
-        [*flags, "restore", "--source=HEAD", "--staged", "--worktree", "--", ".", EXCLUDE_CODER], cwd=root
-    )
+    await run_git([*flags, "restore", "--source=HEAD", "--staged", "--worktree", "--", ".", EXCLUDE_CODER], cwd=root)
     await run_git([*flags, "clean", "-f", "-d", "-q", "--", ".", EXCLUDE_CODER], cwd=root)
     return UndoOutcome(restored=restored, removed=removed, submission_id=None)

@@ -155,7 +155,7 @@ class Frame:
 
     async def _snapshot(self) -> str | None:
         try:
-            return await self.engine.checkpoints.snapshot(self.sub.id)
+            return await self.engine.checkpoints.snapshot(self.sub.id, self.sub.session.id)
         except Exception as exc:  # a broken snapshot must not stop the user's command
             log.warning("checkpoint snapshot failed: %s", exc)
             self.sub.emit(Notice(message=f"/undo will not cover this submission: snapshot failed ({exc})"))

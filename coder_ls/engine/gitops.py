@@ -123,8 +123,21 @@ async def run_git(
     if check and rc != 0:
         first = run.stderr.strip().splitlines()
         detail = first[-1] if first else f"exit code {rc}"
-        raise GitError(f"git {args[0] if args else ''} failed: {detail}", rc, run.stderr)
+        raise GitError(f"git {_subcommand(args)} failed: {detail}", rc, run.stderr)
     return run
+
+
+def _subcommand(args: Sequence[str]) -> str:
+    """The git command in `args`, past the `-c name=value` flags (for error messages)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "-c":
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return ""
 
 
 def split_z(data: bytes) -> list[str]:

@@ -267,7 +267,7 @@ class UndoTask:
     async def _undo(self, ctx: TaskContext) -> None:
         engine, b = ctx.engine, ctx.result
         if not self.everything:
-            outcome = await engine.checkpoints.undo_last()
+            outcome = await engine.checkpoints.undo_last(ctx.session.id)
             if outcome is None:
                 b.reply = "Nothing to undo."
                 b.data = UndoData(restored=[], removed=[])
@@ -281,7 +281,10 @@ class UndoTask:
             lines = [f"Undid submission {outcome.submission_id or ''}".rstrip() + "."]
             lines += [f"  restored {p}" for p in outcome.restored] + [f"  removed {p}" for p in outcome.removed]
             if outcome.conflicts:
-                lines.append("Kept, changed since that submission: " + ", ".join(outcome.conflicts))
+                lines.append(
+                    "Kept, changed since that submission (or while another session's ran too): "
+                    + ", ".join(outcome.conflicts)
+                )
             b.reply = "\n".join(lines)
             return
         if not engine.host.caps.show_message_request:
