@@ -122,7 +122,7 @@ class Checkpoints:
         self.index = self.dir / "index"
         self.records_file = self.dir / "records.json"
         self._lock = asyncio.Lock()  # this server's tasks, one at a time ...
-        self._flock = WorkspaceLock(self.dir / "lock")  # ... and one server at a time
+        self._flock = WorkspaceLock(self.dir / "lock", prepare=self._ensure_dirs)  # ... and one server at a time
         self.mark = ServerMark(self.dir)
         self.editor = EditorBuffers()
         self._started: dict[str, tuple[float, str]] = {}  # submission id -> (when its snapshot began, session)
@@ -350,8 +350,7 @@ class Checkpoints:
         """Create the private repo on first use (again if someone deleted `.coder/`)."""
         if self._ready and (self.git_dir / "HEAD").exists():
             return
-        ensure_state_gitignore(self.root)  # never re-creates a deleted workspace (no `parents`)
-        self.dir.mkdir(exist_ok=True)
+        self._ensure_dirs()
         self.mark.claim()
         if not (self.git_dir / "HEAD").exists():
             await self._git("init", "-q")
@@ -465,6 +464,10 @@ class Checkpoints:
         return out
 
     # -- records ------------------------------------------------------------------------------
+
+    def _ensure_dirs(self) -> None:
+        ensure_state_gitignore(self.root)  # never re-creates a deleted workspace (no `parents`)
+        self.dir.mkdir(exist_ok=True)
 
     def _load(self) -> State:
         """The journal, only this user's part: `.coder/checkpoints/` can come with a clone, and

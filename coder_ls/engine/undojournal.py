@@ -202,13 +202,15 @@ def overlaps(state: State, rec: Record) -> list[Overlap]:
 class WorkspaceLock:
     """An exclusive `flock` on `path`, taken without blocking the event loop."""
 
-    def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT) -> None:
+    def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT, prepare: Callable[[], None] | None = None) -> None:
         self.path = path
         self.timeout = timeout
+        self._prepare = prepare  # makes the lock's folder (without re-creating a deleted workspace)
 
     @contextlib.asynccontextmanager
     async def hold(self) -> AsyncIterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self._prepare is not None:
+            self._prepare()
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             deadline = time.monotonic() + self.timeout
@@ -244,7 +246,7 @@ class ServerMark:
             os.close(self._fd)
             self._fd = None
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            self.dir.mkdir(exist_ok=True)  # under `.coder/checkpoints`, made by the lock before
             fd = os.open(self.dir / self.id, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError:
             return  # a read-only `.coder/`: no records are written either
