@@ -112,7 +112,7 @@ class Turn:
             root=ctx.root,
             config=self.config,
             host=ctx.host,
-            shell=self.session.shell,
+            shell=self.session.agent_shell,
             emit=ctx.emit,
             report=ctx.report,
             todos=self.session.todos,
@@ -338,14 +338,14 @@ class Turn:
 
     def check_in_cwd(self, command: str, root: Path) -> str | None:
         """The refused-command check, with relative paths taken from the shell's cwd."""
-        return check_command(command, root, cwd=self.session.shell.cwd)
+        return check_command(command, root, cwd=self.session.agent_shell.cwd)
 
     async def maybe_verify(self) -> bool:
         config, root = self.config, self.turn.root
         command = verify_command(config, root)
         if command is None:
             return False
-        options = sandbox_options(self.session.shell, config, self.turn.host)
+        options = sandbox_options(self.session.agent_shell, config, self.turn.host)
         allowed = (
             decide(
                 "bash", {"command": command}, config, self.ctx.grants, root=root, check_command=self.check_in_cwd
@@ -359,7 +359,7 @@ class Turn:
         call_id = f"verify-{self.turn.submission_id[:8]}-{self.verify_attempts}"
         self.turn.emit(ToolCallBegin(call_id=call_id, tool="bash", input={"command": command, "autoVerify": True}))
         self.turn.report(f"Running: {command}")
-        result = await self.session.shell.run(
+        result = await self.session.agent_shell.run(
             command,
             on_output=lambda chunk: self.turn.emit(ShellOutput(chunk=chunk)),
             timeout=config.shell.timeout_seconds,

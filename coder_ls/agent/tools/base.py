@@ -45,7 +45,7 @@ class ShellResultLike(Protocol):
 
 
 class ShellLike(Protocol):
-    """The session's persistent shell (`coder_ls.engine.shell.PersistentShell`)."""
+    """The session's agent shell (`coder_ls.engine.agentshell.AgentShell`)."""
 
     def run(
         self,

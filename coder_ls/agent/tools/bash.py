@@ -1,4 +1,6 @@
-"""The bash tool: a command in the session's persistent shell, with the configured caps."""
+"""The bash tool: a command in the session's agent shell (`engine/agentshell.py`: one
+persistent sandboxed bash per session, apart from the user's `!` shell), with the
+configured caps."""
 
 from __future__ import annotations
 
@@ -120,9 +122,11 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         def on_output(chunk: str) -> None:
             ctx.emit(ShellOutput(chunk=chunk))
 
-        async def run_once(options: dict[str, Any]) -> ShellResultLike:
+        async def run_once(options: dict[str, Any], *, outside: bool = False) -> ShellResultLike:
             assert ctx.shell is not None
-            shell_run: Callable[..., Any] = ctx.shell.run
+            # Outside the sandbox: a one-off shell, never the agent's sandboxed one.
+            outside_run = getattr(ctx.shell, "run_outside", None) if outside else None
+            shell_run: Callable[..., Any] = outside_run if outside_run is not None else ctx.shell.run
             pending = shell_run(
                 command,
                 on_output=on_output,
@@ -147,10 +151,8 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         if options.get("box") is not None and sbx.failed_on_sandbox(result.output, result.exit_code):
             if await ask_outside(ctx, command):
                 ctx.report(f"Running outside the sandbox: {_short(command)}")
-                result = await run_once({**options, "box": None})
-                text += "\n[the user approved running it again outside the sandbox:]\n" + format_result(
-                    result, timeout
-                )
+                result = await run_once({k: v for k, v in options.items() if k != "box"}, outside=True)
+                text += "\n[the user approved running it again outside the sandbox:]\n" + format_result(result, timeout)
             else:
                 text += "\n[it failed inside the sandbox; the user did not approve running it outside]"
         return ToolOutput(text, is_error=result.timed_out)
