@@ -6,9 +6,10 @@ Workload: a turn of `steps` consecutive tool calls of the agent's own shell tool
 running `true`, then a final answer. Per step: the fake server's time when it finished
 sending response k (`TimedFakeServer`) -> arrival of request k+1.
 
-- `floor`: a bare `anthropic` SDK loop in a process of its own (`FLOOR`): stream the
-  response, run the tool call in one persistent plain bash (no sandbox: the least a shell
-  tool can cost), append the result, send the next request. Nothing else.
+- `floor`: a bare `anthropic` SDK loop in a process of its own (`FLOOR`): iterate the raw
+  event stream of `messages.create(stream=True)`, join the deltas, run the tool call in one
+  persistent plain bash (no sandbox: the least a shell tool can cost), append the result,
+  send the next request. Nothing else.
 - `coder_ls`: the real server (`python -m coder_ls`, preset `yolo`, the default sandbox).
 
 The two alternate round by round (floor, coder_ls, floor, ...), each round one warm-up turn
@@ -43,7 +44,7 @@ _ids = itertools.count(1)
 
 # The floor: the least an agent loop over the SDK does per step. argv: url, turns, model.
 FLOOR = r"""
-import os, subprocess, sys
+import json, os, subprocess, sys
 import anthropic
 
 client = anthropic.Anthropic(api_key="x", base_url=sys.argv[1], max_retries=0)
@@ -66,14 +67,26 @@ messages = []
 for turn in range(int(sys.argv[2])):
     messages.append({"role": "user", "content": f"turn {turn}: run true until told to stop"})
     while True:
-        with client.messages.stream(model=sys.argv[3], max_tokens=1024, messages=messages, tools=TOOLS) as s:
-            msg = s.get_final_message()
-        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in msg.content]})
-        calls = [b for b in msg.content if b.type == "tool_use"]
+        blocks, parts = [], {}
+        for ev in client.messages.create(model=sys.argv[3], max_tokens=1024, messages=messages, tools=TOOLS,
+                                         stream=True):
+            if ev.type == "content_block_start":
+                blocks.append(ev.content_block.model_dump(exclude_none=True))
+                parts[ev.index] = []
+            elif ev.type == "content_block_delta":
+                d = ev.delta
+                parts[ev.index].append(d.text if d.type == "text_delta" else d.partial_json)
+        for i, b in enumerate(blocks):
+            if b["type"] == "text":
+                b["text"] = "".join(parts[i])
+            elif b["type"] == "tool_use":
+                b["input"] = json.loads("".join(parts[i]) or "{}")
+        messages.append({"role": "assistant", "content": [b for b in blocks if b.get("text") != ""]})
+        calls = [b for b in blocks if b["type"] == "tool_use"]
         if not calls:
             break
         messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": c.id, "content": run(c.input["command"])} for c in calls]})
+            {"type": "tool_result", "tool_use_id": c["id"], "content": run(c["input"]["command"])} for c in calls]})
 """
 MODEL = "claude-sonnet-4-5"
 
