@@ -125,6 +125,7 @@ class Turn:
         self.usage = UsageData()
         self.verify_attempts = 0
         self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
+        self._checked: tuple[str, Path, str | None] | None = None  # the policy's last command check
 
     @property
     def config(self) -> Config:
@@ -296,6 +297,7 @@ class Turn:
     async def run_call(self, call: ToolUseBlock) -> ToolResultBlock:
         self.turn.emit(ToolCallBegin(call_id=call.id, tool=call.name, input=call.input))
         self.ctx.call_id = call.id
+        self._checked = None
         tool = self.tools.get(call.name)
         if tool is None:
             text, is_error = f"Unknown tool {call.name!r}. Tools: {', '.join(self.tools.names())}.", True
@@ -324,10 +326,13 @@ class Turn:
                     text, is_error = answer.message, True
             if not text:
                 self.ctx.config = self.config
+                if decision.action == "allow" and self._checked is not None and self._checked[2] is None:
+                    self.ctx.checked = self._checked[:2]  # no question was awaited: nothing ran since
                 try:
                     output = await tool.call(self.ctx, call.input)
                 finally:
                     self.ctx.review_edit = None
+                    self.ctx.checked = None
                 text, is_error = output.text, output.is_error
         self.turn.emit(ToolCallEnd(call_id=call.id, output=text, is_error=is_error))
         return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error)
@@ -338,7 +343,10 @@ class Turn:
 
     def check_in_cwd(self, command: str, root: Path) -> str | None:
         """The refused-command check, with relative paths taken from the shell's cwd."""
-        return check_command(command, root, cwd=self.session.agent_shell.cwd)
+        cwd = self.session.agent_shell.cwd
+        result = check_command(command, root, cwd=cwd)
+        self._checked = (command, cwd, result)
+        return result
 
     async def maybe_verify(self) -> bool:
         config, root = self.config, self.turn.root

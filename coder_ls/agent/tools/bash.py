@@ -107,10 +107,13 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         command = inp.command
         if not command.strip():
             raise ToolError("the command is empty")
+        cwd = getattr(ctx.shell, "cwd", None)
         if check_command is not None:
             refusal = check_command(command, ctx.root)
+        elif ctx.checked == (command, cwd):
+            refusal = None  # the policy checked this very command in this cwd a moment ago
         else:  # relative paths in the command are relative to the shell's cwd
-            refusal = default_check(command, ctx.root, getattr(ctx.shell, "cwd", None))
+            refusal = default_check(command, ctx.root, cwd)
         if refusal:
             raise ToolError(f"refused to run `{_short(command)}`: {refusal}")
         if ctx.shell is None:
