@@ -40,6 +40,7 @@ class AgentShell:
         self._tmp: Path | None = None  # the sandbox's /tmp, one per session
         self._lock = asyncio.Lock()
         self._closed = False
+        self._grants: tuple[list[str], list[str]] | None = None  # Landlock: what the shell was given
 
     @property
     def cwd(self) -> Path:
@@ -79,9 +80,17 @@ class AgentShell:
             shell = self._shell
             if shell is not None and shell.box != box:
                 await shell.close()
-                shell, note = None, RESTARTED
+                shell, note, self._grants = None, RESTARTED, None
             if shell is None:
                 shell = self._shell = PersistentShell(self._root, env=self._env, box=box, cwd=self.cwd)
+            if box is not None and box.backend == "landlock":
+                # Landlock grants the workspace entry by entry when the shell starts: a new
+                # top-level entry is writable only from a shell started after it appeared.
+                grants = sandbox.landlock_grants(box)
+                if grants != self._grants:
+                    if self._grants is not None:
+                        await shell.restart()
+                    self._grants = grants
             if note:
                 on_output(note)
             result = await shell.run(

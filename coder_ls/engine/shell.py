@@ -469,6 +469,14 @@ class PersistentShell:
                 cwd=str(self._cwd),
             )
 
+    async def restart(self) -> None:
+        """End the bash (its group with it); the next command starts a new one in the same
+        cwd with the exports of the last command that finished, as after a crash."""
+        async with self._lock:
+            job, self._job = self._job, None
+            if job is not None:
+                await job.stop()
+
     async def close(self) -> None:
         """Kill the running command, the shell and every background job."""
         self._closed = True

@@ -5,6 +5,7 @@ rerun outside the sandbox does not take the agent's environment with it."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -23,6 +24,10 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:Unknown progress token"),
     pytest.mark.skipif(sandbox.bwrap_path() is None, reason="bubblewrap does not work on this machine"),
 ]
+
+
+def _exists(path: str) -> bool:
+    return os.path.exists(path)
 
 
 def configure(s: Session, **settings: object) -> None:
@@ -95,3 +100,26 @@ async def test_a_rerun_outside_the_sandbox_does_not_take_the_agents_environment(
     assert target.read_text() == f"[none] {root}/sub\n"  # the agent's cwd, not its environment
     assert not (outside / "PWNED").exists()
     assert f"[agent] {root}/sub" in after  # and the agent's own shell kept both
+
+
+async def test_landlock_a_top_level_entry_made_after_the_shell_started_becomes_writable(tmp_path, fake):
+    """Landlock grants the workspace entry by entry when the shell starts; the long-lived
+    shell is restarted (state kept) when the entries change, and only then."""
+    from coder_ls.engine.landlock import abi
+
+    if abi() < 1:
+        pytest.skip("this kernel has no Landlock")
+    root = init_git(tmp_path / "ws", {"app.py": APP})
+    env = {**api_env(fake), "CODER_SANDBOX_BACKEND": "landlock"}
+    async with lsp_session(root, env=env) as s:
+        configure(s)
+        (first,) = await agent_runs(s, fake, "export KEEP=1; PLAIN=2; echo ok > app.py; echo rc=$?")
+        (root / "later").mkdir()  # the user makes a folder
+        (second,) = await agent_runs(s, fake, 'echo made > later/x.txt; echo "rc=$? $KEEP ${PLAIN-gone}"')
+        (third,) = await agent_runs(s, fake, 'PLAIN=3; echo "$PLAIN"')
+        (fourth,) = await agent_runs(s, fake, 'echo "${PLAIN-gone}"; echo no > /var/tmp/coder-ll-x 2>&1')
+    assert "rc=0" in first
+    assert "rc=0 1 gone" in second, second  # restarted: exports kept, plain variables not
+    assert (root / "later" / "x.txt").read_text() == "made\n"
+    assert "3" in third and fourth.startswith("3\n"), fourth  # no restart when nothing changed
+    assert not _exists("/var/tmp/coder-ll-x")
