@@ -108,10 +108,10 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         if not command.strip():
             raise ToolError("the command is empty")
         cwd = getattr(ctx.shell, "cwd", None)
-        if check_command is not None:
+        if ctx.checked == (command, cwd):
+            refusal = None  # the turn's policy checked this very command in this cwd a moment ago
+        elif check_command is not None:
             refusal = check_command(command, ctx.root)
-        elif ctx.checked == (command, cwd):
-            refusal = None  # the policy checked this very command in this cwd a moment ago
         else:  # relative paths in the command are relative to the shell's cwd
             refusal = default_check(command, ctx.root, cwd)
         if refusal:
