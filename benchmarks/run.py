@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_agent
+import bench_bash_step
 import bench_commands
 import bench_first_turn
 import bench_init
@@ -27,7 +28,7 @@ import bench_scale
 import bench_store
 from common import Result, fmt, median, percentile
 
-MODULES = [bench_init, bench_commands, bench_store, bench_agent, bench_first_turn, bench_scale]
+MODULES = [bench_init, bench_commands, bench_store, bench_agent, bench_bash_step, bench_first_turn, bench_scale]
 
 
 def all_benchmarks() -> dict[str, object]:

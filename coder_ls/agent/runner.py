@@ -91,9 +91,9 @@ class Agent:
     def tools(self) -> ToolRegistry:
         if self._tools is None:
             from coder_ls.agent.tools import build_default_tools
-            from coder_ls.engine.safety import check_command
 
-            self._tools = build_default_tools(check_command=check_command)
+            # the bash tool's own check (engine.safety, relative paths from the shell's cwd)
+            self._tools = build_default_tools()
         return self._tools
 
     @property

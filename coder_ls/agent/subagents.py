@@ -40,14 +40,14 @@ MAX_JOBS = 12
 
 class SubSession:
     """What a turn needs of a session, for a subagent: its own messages, the parent's
-    shell and per-session state (grants, loaded skills)."""
+    agent shell and per-session state (grants, loaded skills)."""
 
     def __init__(self, parent: Any) -> None:
         self._parent = parent
         self.context: list[Message] = []
         self.todos: list[Any] = []
         self.last_context_tokens = 0
-        self.shell = parent.shell
+        self.agent_shell = parent.agent_shell
         self.model: str | None = None
         self.provider: str | None = None
 

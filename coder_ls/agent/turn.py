@@ -115,7 +115,7 @@ class Turn:
             root=ctx.root,
             config=self.config,
             host=ctx.host,
-            shell=self.session.shell,
+            shell=self.session.agent_shell,
             emit=ctx.emit,
             report=ctx.report,
             todos=self.session.todos,
@@ -128,6 +128,7 @@ class Turn:
         self.usage = UsageData()
         self.verify_attempts = 0
         self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
+        self._checked: tuple[str, Path, str | None] | None = None  # the policy's last command check
 
     @property
     def config(self) -> Config:
@@ -292,6 +293,7 @@ class Turn:
     async def run_call(self, call: ToolUseBlock) -> ToolResultBlock:
         self.turn.emit(ToolCallBegin(call_id=call.id, tool=call.name, input=call.input))
         self.ctx.call_id = call.id
+        self._checked = None
         tool = self.tools.get(call.name)
         if tool is None:
             text, is_error = f"Unknown tool {call.name!r}. Tools: {', '.join(self.tools.names())}.", True
@@ -320,10 +322,13 @@ class Turn:
                     text, is_error = answer.message, True
             if not text:
                 self.ctx.config = self.config
+                if decision.action == "allow" and self._checked is not None and self._checked[2] is None:
+                    self.ctx.checked = self._checked[:2]  # no question was awaited: nothing ran since
                 try:
                     output = await tool.call(self.ctx, call.input)
                 finally:
                     self.ctx.review_edit = None
+                    self.ctx.checked = None
                 text, is_error = output.text, output.is_error
         self.turn.emit(ToolCallEnd(call_id=call.id, output=text, is_error=is_error))
         return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error)
@@ -334,15 +339,18 @@ class Turn:
 
     def check_in_cwd(self, command: str, root: Path) -> str | None:
         """The refused-command check, with relative paths taken from the shell's cwd."""
-        shell = self.session.shell
-        return check_command(command, root, cwd=shell.cwd, env=shell.exports())
+        shell = self.session.agent_shell
+        cwd = shell.cwd
+        result = check_command(command, root, cwd=cwd, env=shell.exports())
+        self._checked = (command, cwd, result)
+        return result
 
     async def maybe_verify(self) -> bool:
         config, root = self.config, self.turn.root
         command = verify_command(config, root)
         if command is None:
             return False
-        options = sandbox_options(self.session.shell, config, self.turn.host)
+        options = sandbox_options(self.session.agent_shell, config, self.turn.host)
         allowed = (
             decide(
                 "bash", {"command": command}, config, self.ctx.grants, root=root, check_command=self.check_in_cwd
@@ -356,7 +364,7 @@ class Turn:
         call_id = f"verify-{self.turn.submission_id[:8]}-{self.verify_attempts}"
         self.turn.emit(ToolCallBegin(call_id=call_id, tool="bash", input={"command": command, "autoVerify": True}))
         self.turn.report(f"Running: {command}")
-        result = await self.session.shell.run(
+        result = await self.session.agent_shell.run(
             command,
             on_output=lambda chunk: self.turn.emit(ShellOutput(chunk=chunk)),
             timeout=config.shell.timeout_seconds,

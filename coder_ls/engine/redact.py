@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
-from coder_ls.engine import sandbox
 from coder_ls.engine.environ import secret_names
 from coder_ls.engine.shell import PersistentShell, ShellResult
 
@@ -111,7 +110,8 @@ class StreamRedactor:
 
 
 class RedactingShell(PersistentShell):
-    """The session's shell, whose output (streamed and final) never holds a secret value."""
+    """A shell whose output (streamed and final) never holds a secret value: the user's
+    `!` shell and the agent's (`engine/agentshell.py`) are both of this kind."""
 
     async def run(
         self,
@@ -121,7 +121,6 @@ class RedactingShell(PersistentShell):
         timeout: float,
         max_output_bytes: int,
         hide_env: Sequence[str] = (),
-        box: sandbox.Sandbox | None = None,
     ) -> ShellResult:
         redactor = Redactor.for_names(hide_env)
         if not redactor:
@@ -131,7 +130,6 @@ class RedactingShell(PersistentShell):
                 timeout=timeout,
                 max_output_bytes=max_output_bytes,
                 hide_env=hide_env,
-                box=box,
             )
         stream = StreamRedactor(redactor)
 
@@ -146,7 +144,6 @@ class RedactingShell(PersistentShell):
                 timeout=timeout,
                 max_output_bytes=max_output_bytes,
                 hide_env=hide_env,
-                box=box,
             )
         finally:
             if tail := stream.flush():

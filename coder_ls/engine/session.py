@@ -1,4 +1,4 @@
-"""A session: the model context, a persistent shell, its log and its running submissions."""
+"""A session: the model context, the user's shell and the agent's, its log and its running submissions."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from coder_ls.engine.agentshell import AgentShell
 from coder_ls.engine.host import Host
 from coder_ls.engine.queue import SessionQueue
 from coder_ls.engine.redact import RedactingShell
@@ -50,7 +51,8 @@ class Session:
         self.root = root
         self.host = host
         self.index = index
-        self.shell = RedactingShell(root)  # no secret value in what its commands print
+        self.shell = RedactingShell(root)  # the user's `!` shell; no secret value in what it prints
+        self.agent_shell = AgentShell(root)  # the agent's, sandboxed; nothing crosses between them
         self.seq = 0
         self.active: dict[str, SubmissionState] = {}  # queued, running or immediate submissions
         self.queue = SessionQueue()
@@ -171,7 +173,7 @@ class Session:
             self._log.sync()
 
     async def close(self) -> None:
-        """Cancel what runs, close the shell (its background jobs with it) and the log."""
+        """Cancel what runs, close both shells (their background jobs with them) and the log."""
         self.closed = True
         running = list(self.active.values())
         for sub in running:
@@ -179,6 +181,7 @@ class Session:
         if running:  # let their frames record what happened before the log closes
             await asyncio.wait([asyncio.ensure_future(s.finished.wait()) for s in running], timeout=CLOSE_WAIT)
         await self.shell.close()
+        await self.agent_shell.close()
         if self._log is not None:
             self._log.sync()
             self._log.close()

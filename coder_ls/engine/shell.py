@@ -1,19 +1,28 @@
-"""A persistent shell per session, built from one short-lived bash per command.
+"""A persistent shell: one bash process, started on first use and kept between commands.
 
-Each `run` starts `/bin/bash` in a new session (so a new process group) that
-sources the session's saved exports, `cd`s to the saved cwd, installs an EXIT
-trap that writes `export -p` and `pwd` back to a private state directory, and
-`eval`s the command. Killing the command is then one `killpg` of that group, and
-the cwd and exported variables survive `exit`, crashes of the command and kills
-(a killed command simply leaves the previous state in place).
+The user's `!` shell and the agent's shell (`engine/agentshell.py`) are two instances,
+never one: separate processes, separate environments. The agent's runs in the sandbox
+(`box`, fixed for the life of the process: `sandbox.wrap` around the bash), the user's
+does not.
 
-Output (stdout and stderr on one pipe, so interleaved as produced) is decoded
-incrementally and streamed through `on_output`; past `max_output_bytes` it is
-counted and dropped while the pipe keeps being drained. Background jobs that
-still hold the pipe when the command's bash has exited are left running (their
-output is discarded) and are killed by `close`; so are redirected ones when the
-process is a subreaper (`become_subreaper`), which also makes a killed group
-vanish at once instead of leaving zombies for PID 1 to reap.
+The bash runs a loop (`_LOOP`) that reads each request from its stdin (a pipe only we
+write): a nonce, a directory to `cd` to first (empty: stay), the names to unset (secrets),
+a prelude (the exports to restore after a restart), the command. It `eval`s the command
+in the shell itself, so `cd`, exported variables and functions carry over to the next
+command in that process and in no file. The command's stdin is /dev/null; stdout and
+stderr go to one pipe, interleaved as produced. After the command, the loop writes an end
+marker to the same pipe: NUL, the nonce, \x01, then NUL-terminated the exit code, `$PWD`
+and `export -p`. The EXIT trap writes the same (the code marked `x`) when a command ends
+the shell (`exit`, `set -e`). Output is decoded incrementally and streamed through `on_output`; past
+`max_output_bytes` it is counted and dropped while the pipe keeps being drained.
+
+The shell's own process group is the command's: a timeout, a cancel or `close` kills the
+whole group (the shell, the command, its background jobs) and the next command starts a
+new shell in the last working directory, with the exports the last finished command left
+(kept in memory, replayed as the prelude). A command that kills its shell (`kill -9 $$`,
+`exec`) is the same: the state of the last command that finished stays. Background jobs
+left by a shell that died are killed by `close`; as a subreaper (`become_subreaper`) a
+killed group also vanishes at once instead of leaving zombies for PID 1 to reap.
 """
 
 from __future__ import annotations
@@ -25,23 +34,19 @@ import ctypes
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
 
-from coder_ls.engine import lifetime, sandbox
-from coder_ls.engine.config import UnreadableFile, read_regular_file
+from coder_ls.engine import sandbox
 from coder_ls.engine.environ import child_env, secret_names
-from coder_ls.engine.shellstate import clean_state, exported
-from coder_ls.protocol.config import SandboxConfig
+from coder_ls.engine.shellstate import exported
 
 BASH = "/bin/bash"
-# After the command's bash exits, how long to wait for the pipe to reach EOF.
+# After the shell died, how long to wait for the pipe to reach EOF.
 EOF_GRACE_SECONDS = 0.2
 # On timeout: how long SIGTERM gets before the group is SIGKILLed.
 TERM_GRACE_SECONDS = 0.1
@@ -51,6 +56,27 @@ _PR_SET_CHILD_SUBREAPER = 36
 _FORCED_ENV = {"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
 _DROPPED_ENV = ("PWD", "OLDPWD")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_END = (
+    r"""builtin printf '\0%s\1%s%s\0%s\0' "$__coder_n" "$__coder_x" "$__coder_rc" "$PWD" >&9; """
+    r"""builtin export -p >&9; builtin printf '\0' >&9"""
+)
+# fd 9: the output pipe, kept aside so that `exec >file` in a command cannot hide the marker.
+_LOOP = "\n".join(
+    [
+        "exec 9>&1",
+        "trap " + shlex.quote("__coder_rc=$?; __coder_x=x; " + _END) + " EXIT",  # x: the shell is ending
+        "while IFS= read -r -d '' __coder_n && IFS= read -r -d '' __coder_d && IFS= read -r -d '' __coder_h"
+        " && IFS= read -r -d '' __coder_p && IFS= read -r -d '' __coder_c; do",
+        '  if [ -n "$__coder_h" ]; then builtin unset -v $__coder_h; fi',
+        '  if [ -n "$__coder_p" ]; then builtin eval "$__coder_p" >/dev/null 2>&1; fi',
+        '  if [ -n "$__coder_d" ]; then builtin cd -- "$__coder_d" >/dev/null 2>&1; fi',
+        "  builtin unset -v __coder_d __coder_h __coder_p",
+        '  builtin eval "$__coder_c" </dev/null >&9 2>&9',
+        "  { __coder_rc=$?; builtin set +eux; } 2>/dev/null",
+        "  " + _END,
+        "done",
+    ]
+)
 
 
 class ShellResult(msgspec.Struct, frozen=True):
@@ -59,49 +85,6 @@ class ShellResult(msgspec.Struct, frozen=True):
     truncated: bool
     timed_out: bool
     cwd: str  # the cwd the next command will start in
-
-
-def _script(out_dir: Path, hide: Sequence[str], force: Mapping[str, str]) -> str:
-    """The bash program that wraps every command.
-
-    $1 = the file holding the command (read, then removed: a command of any size
-    passes, where an argument is capped at 128 KiB), $2 = cwd, $3 = exports file.
-    `hide` names are unset after the exports are loaded (secrets); `force`
-    variables are set for this command only and restored before the state is saved.
-    """
-    env_next = shlex.quote(str(out_dir / "env.next"))
-    cwd_next = shlex.quote(str(out_dir / "cwd.next"))
-    names = " ".join(n for n in hide if _NAME.match(n))
-    save, restore = [], []
-    for i, (key, value) in enumerate(force.items()):
-        if not _NAME.match(key):
-            continue
-        save.append(f"__coder_s{i}=${{{key}-__coder_unset__}}; export {key}={shlex.quote(value)}")
-        restore.append(
-            f'if [ "$__coder_s{i}" = __coder_unset__ ]; then unset {key}; else export {key}="$__coder_s{i}"; fi'
-        )
-    trap = (
-        "__coder_rc=$?; "
-        + "; ".join([*restore, ""])
-        + "builtin export -p >| "
-        + env_next
-        + " 2>/dev/null; builtin pwd >| "
-        + cwd_next
-        + ' 2>/dev/null; builtin exit "$__coder_rc"'
-    )
-    return "\n".join(
-        [
-            '__coder_cmd=$(< "$1"); rm -f -- "$1"; __coder_cwd=$2; __coder_env=$3; set --',
-            'if [ -n "$__coder_env" ]; then . "$__coder_env" >/dev/null 2>&1; fi',
-            f"unset -v {names} 2>/dev/null" if names else ":",
-            *save,
-            "__coder_old=${OLDPWD-}",
-            'builtin cd -- "$__coder_cwd" >/dev/null 2>&1 && OLDPWD=$__coder_old',
-            "unset __coder_old __coder_cwd __coder_env",
-            "trap " + shlex.quote(trap) + " EXIT",
-            'eval "$__coder_cmd"',
-        ]
-    )
 
 
 def _utf8_cut(data: bytes, limit: int) -> int:
@@ -187,14 +170,60 @@ class _Capture:
         return "".join(self._parts)
 
 
+class _Command:
+    """One command's share of the output stream: everything before its end marker, then
+    the three fields after it (exit code, `$PWD`, `export -p`)."""
+
+    def __init__(self, nonce: str, capture: _Capture, loop: asyncio.AbstractEventLoop) -> None:
+        self._marker = b"\0" + nonce.encode() + b"\1"
+        self._capture = capture
+        self._held = b""  # the end of the last chunk, when it may begin the marker
+        self._tail: bytearray | None = None
+        self.done: asyncio.Future[tuple[bytes, bytes, bytes]] = loop.create_future()
+
+    def feed(self, data: bytes) -> None:
+        if self._tail is not None:
+            self._tail += data
+            self._check_tail()
+            return
+        data = self._held + data if self._held else data
+        at = data.find(self._marker)
+        if at >= 0:
+            self._capture.feed(data[:at])
+            self._held = b""
+            self._tail = bytearray(data[at + len(self._marker) :])
+            self._check_tail()
+            return
+        keep = len(data)
+        for i in range(max(0, len(data) - len(self._marker) + 1), len(data)):
+            if data[i] == 0 and self._marker.startswith(data[i:]):
+                keep = i
+                break
+        self._held = data[keep:]
+        self._capture.feed(data[:keep])
+
+    def flush(self) -> None:
+        """The shell is gone: what was held back was output after all."""
+        if self._tail is None and self._held:
+            self._capture.feed(self._held)
+            self._held = b""
+
+    def _check_tail(self) -> None:
+        assert self._tail is not None
+        if not self.done.done() and self._tail.count(b"\0") >= 3:
+            rc, pwd, env = bytes(self._tail).split(b"\0", 3)[:3]
+            self.done.set_result((rc, pwd, env))
+
+
 class _Proto(asyncio.SubprocessProtocol):
-    def __init__(self, loop: asyncio.AbstractEventLoop, capture: _Capture) -> None:
-        self.capture = capture
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.command: _Command | None = None  # output outside a command (background jobs) is dropped
         self.exited: asyncio.Future[None] = loop.create_future()
         self.eof: asyncio.Future[None] = loop.create_future()
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        self.capture.feed(data.encode() if isinstance(data, str) else data)
+        if self.command is not None:
+            self.command.feed(data.encode() if isinstance(data, str) else data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1 and not self.eof.done():
@@ -211,12 +240,21 @@ class _Proto(asyncio.SubprocessProtocol):
 
 
 class _Job:
-    """One started command: its transport, protocol and process group."""
+    """The running bash: its transport, protocol and process group."""
 
     def __init__(self, transport: asyncio.SubprocessTransport, proto: _Proto) -> None:
         self.transport = transport
         self.proto = proto
         self.pgid = transport.get_pid()
+
+    @property
+    def alive(self) -> bool:
+        return not self.proto.exited.done()
+
+    def send(self, fields: Sequence[str]) -> None:
+        pipe = self.transport.get_pipe_transport(0)
+        assert isinstance(pipe, asyncio.WriteTransport)
+        pipe.write(b"".join(f.encode("utf-8", "surrogateescape").replace(b"\0", b"") + b"\0" for f in fields))
 
     def kill(self) -> None:
         _killpg(self.pgid, signal.SIGKILL)
@@ -247,27 +285,38 @@ class _Job:
         await self.wait_exited(REAP_WAIT_SECONDS)
         for _ in range(int(REAP_WAIT_SECONDS / 0.001)):
             if self.reap_orphans():
-                return
+                break
             await asyncio.sleep(0.001)  # SIGKILLed members are about to die; no event to await
+        self.transport.close()
 
 
 class PersistentShell:
-    """A bash whose cwd and exported variables persist across `run` calls."""
+    """A bash whose cwd, exported variables and functions persist across `run` calls.
 
-    def __init__(self, root: Path, *, env: Mapping[str, str] | None = None) -> None:
-        """`env` is the base environment (default: ours) before the first command."""
+    `env`: the base environment (default: ours, secrets removed) of the first bash.
+    `box`: the sandbox every command of this shell runs in (None: none).
+    `cwd`: where the first command starts (default: `root`).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        box: sandbox.Sandbox | None = None,
+        cwd: Path | None = None,
+    ) -> None:
         self._root = Path(root).absolute()
         self._root_real = self._root.resolve()
-        self._base_env = child_env(base=env, drop=_DROPPED_ENV, set_=_FORCED_ENV)
-        self._cwd = self._root
-        self._state_dir: Path | None = None
-        self._last_out: Path | None = None  # where the last command wrote its state
-        self._sandbox_tmp: Path | None = None
-        self._env_file: Path | None = None  # the exports of the last command that finished
-        self._generation = 0
+        forced = {**_FORCED_ENV, **(sandbox.forced_env(box) if box is not None else {})}
+        self._base_env = child_env(base=env, drop=_DROPPED_ENV, set_=forced)
+        self.box = box
+        self._cwd = cwd if cwd is not None and self._inside(cwd) else self._root
+        self._move = False  # the next command first `cd`s to `_cwd` (it was reset)
+        self._exports: bytes | None = None  # `export -p` after the last command that finished
         self._lock = asyncio.Lock()
-        self._current: _Job | None = None
-        self._lingering: list[_Job] = []
+        self._job: _Job | None = None
+        self._lingering: list[_Job] = []  # dead shells whose background jobs may still run
         self._closed = False
 
     @property
@@ -278,32 +327,22 @@ class PersistentShell:
     def root(self) -> Path:
         return self._root
 
+    @property
+    def pid(self) -> int | None:
+        """The running bash's pid (its process group), or None before the first command."""
+        return self._job.pgid if self._job is not None and self._job.alive else None
+
     def exports(self) -> dict[str, str] | None:
         """The environment the next command starts with (read-only, for the refused-command
-        check); None when the saved state cannot be read."""
-        if self._env_file is None:
+        check): the `export -p` the last finished command left, else the starting one;
+        None when that dump cannot be read."""
+        if self._exports is None:
             return dict(self._base_env)
-        try:
-            return exported(self._env_file.read_text(encoding="utf-8", errors="surrogateescape"))
-        except OSError:
-            return None
+        return exported(self._exports.decode("utf-8", "surrogateescape"))
 
     def _inside(self, path: Path) -> bool:
         real = path.resolve()
         return real == self._root_real or self._root_real in real.parents
-
-    def _ensure_state_dir(self) -> Path:
-        if self._state_dir is None:
-            self._state_dir = Path(tempfile.mkdtemp(prefix="shell-", dir=lifetime.run_dir()))
-        return self._state_dir
-
-    def sandbox_for(self, config: SandboxConfig) -> sandbox.Sandbox | None:
-        """The sandbox `config` asks for on this machine (None: `off` or none available)."""
-        if config.mode == "off" or not sandbox.available():
-            return None
-        if self._sandbox_tmp is None:
-            self._sandbox_tmp = Path(tempfile.mkdtemp(prefix="tmp-", dir=lifetime.run_dir()))
-        return sandbox.resolve(config, self._root, self._sandbox_tmp)
 
     def _start_dir(self) -> tuple[Path, str | None]:
         """Where the next command starts; a note when the saved cwd vanished."""
@@ -313,117 +352,49 @@ class PersistentShell:
             raise FileNotFoundError(f"the workspace root {self._root} does not exist")
         gone = self._cwd
         self._cwd = next((p for p in gone.parents if p.is_dir() and self._inside(p)), self._root)
+        self._move = True
         return self._cwd, f"[cwd reset to {self._cwd}: {gone} no longer exists]"
 
-    def _keep_if_alive(self, job: _Job) -> None:
-        """Track a finished command whose background jobs may still run, until they end.
+    async def _spawn(self, start: Path) -> _Job:
+        argv = [BASH, "--noprofile", "--norc", "-c", _LOOP, "coder-shell"]
+        if self.box is not None:
+            argv = sandbox.wrap(self.box, argv)
+        loop = asyncio.get_running_loop()
+        transport, proto = await loop.subprocess_exec(
+            lambda: _Proto(loop),
+            *argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=start,
+            # After a restart the replayed exports are the whole environment (`unset` sticks).
+            env={} if self._exports is not None else self._base_env,
+            start_new_session=True,
+        )
+        return _Job(transport, proto)
 
-        Known alive: they hold the output pipe or, as a subreaper, we still have
-        children in the group. `close` kills what is tracked.
-        """
+    def _forget(self, job: _Job) -> None:
+        """A shell that has exited: keep its group while background jobs may still run."""
+        if self._job is job:
+            self._job = None
         if job.proto.eof.done() and job.reap_orphans():
             job.transport.close()
         elif job not in self._lingering:
             self._lingering.append(job)
 
-    def _drop_finished_lingering(self) -> None:
-        for job in list(self._lingering):
-            self._lingering.remove(job)
-            self._keep_if_alive(job)
-
-    async def _spawn(
-        self, command: str, capture: _Capture, start: Path, hide: Sequence[str], sb: sandbox.Sandbox | None
-    ) -> _Job:
-        state_dir = self._ensure_state_dir()
-        # A sandboxed command writes its state (and reads its command) in a folder of its
-        # own: what it can write, the user's unsandboxed shell must not source unchecked.
-        out_dir = self._box_dir(state_dir) if sb is not None else state_dir
-        self._last_out = out_dir
-        for name in ("env.next", "cwd.next"):
-            with contextlib.suppress(FileNotFoundError):
-                (state_dir / name).unlink()
-        self._generation += 1
-        cmd_file = out_dir / f"cmd.{self._generation}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(cmd_file, flags, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(command)
-        script = _script(out_dir, secret_names(hide), sandbox.forced_env(sb) if sb else {})
-        # Once a state file exists it is the whole environment (so `unset` sticks).
-        env = {} if self._env_file else self._base_env
-        argv = [BASH, "--noprofile", "--norc", "-c", script, "bash", str(cmd_file), str(start)]
-        env_in = self._env_file
-        if env_in is not None and out_dir != state_dir:  # the state dir is not visible in the sandbox
-            shutil.copyfile(env_in, out_dir / "env.in", follow_symlinks=False)
-            env_in = out_dir / "env.in"
-        argv.append(str(env_in or ""))
-        if sb is not None:
-            argv = sandbox.wrap(sb, argv, extra_writable=[str(out_dir)])
-        loop = asyncio.get_running_loop()
-        transport, proto = await loop.subprocess_exec(
-            lambda: _Proto(loop, capture),
-            *argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=start,
-            env=env,
-            start_new_session=True,
-        )
-        return _Job(transport, proto)
-
-    def _box_dir(self, state_dir: Path) -> Path:
-        """The sandboxed commands' folder, emptied (whatever a command left there, links
-        included, goes; the folder itself is not writable from inside)."""
-        box = state_dir / "box"
-        if box.is_symlink() or (box.exists() and not box.is_dir()):
-            box.unlink()
-        if box.is_dir():
-            shutil.rmtree(box)
-        box.mkdir(mode=0o700)
-        return box
-
-    def _adopt_state(self) -> str | None:
-        """Take the state the command's EXIT trap wrote; a note if cwd was reset. A
-        sandboxed command's state is taken only as `export -p` output, dangerous
-        variables dropped (`shellstate.clean_state`)."""
-        assert self._state_dir is not None
-        out = self._last_out or self._state_dir
-        boxed = out != self._state_dir
-        env_next, cwd_next = out / "env.next", out / "cwd.next"
+    def _adopt(self, rc: bytes, pwd: bytes, env: bytes) -> tuple[int | None, str | None]:
+        """The exit code and state the end marker carries; a note if the cwd was reset."""
         try:
-            cwd_data = read_regular_file(cwd_next, 4096, follow_symlinks=False)
-            env_data = read_regular_file(env_next, 16 * 1024 * 1024, follow_symlinks=False) if boxed else b""
-        except UnreadableFile:
-            return None  # a link, a FIFO, too large: not the state our trap writes; keep the old one
-        if cwd_data is None or env_data is None:
-            return None  # the command replaced or removed our trap: keep the old state
-        text = cwd_data.decode("utf-8", errors="surrogateescape")
-        env_text = env_data.decode("utf-8", errors="surrogateescape") if boxed else None
-        if not boxed and not env_next.exists():
-            return None
-        # A fresh name each time: renaming over a file makes ext4 flush it (slow).
-        self._generation += 1
-        env_file = self._state_dir / f"env.{self._generation}"
-        if env_text is not None:
-            cleaned = clean_state(env_text)
-            if cleaned is None:
-                return "[the command's shell state was not taken: it is not what `export -p` writes]"
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            with os.fdopen(os.open(env_file, flags, 0o600), "w", encoding="utf-8", errors="surrogateescape") as f:
-                f.write(cleaned[0])
-        else:
-            os.rename(env_next, env_file)
-        if self._env_file is not None:
-            with contextlib.suppress(FileNotFoundError):
-                self._env_file.unlink()
-        self._env_file = env_file
-        new_cwd = Path(text[:-1] if text.endswith("\n") else text)
+            code: int | None = int(rc.removeprefix(b"x"))
+        except ValueError:
+            code = None
+        self._exports = env
+        new_cwd = Path(pwd.decode("utf-8", "surrogateescape"))
         if new_cwd.is_absolute() and self._inside(new_cwd):
             self._cwd = new_cwd
-            return None
-        self._cwd = self._root
-        return f"[cwd reset to the workspace root: {new_cwd} is outside the workspace]"
+            return code, None
+        self._cwd, self._move = self._root, True
+        return code, f"[cwd reset to the workspace root: {new_cwd} is outside the workspace]"
 
     async def run(
         self,
@@ -433,57 +404,72 @@ class PersistentShell:
         timeout: float,
         max_output_bytes: int,
         hide_env: Sequence[str] = (),
-        box: sandbox.Sandbox | None = None,
     ) -> ShellResult:
-        """Run `command`; calls are serialized. Cancelling kills the command's group.
+        """Run `command`; calls are serialized. Cancelling kills the shell's group.
 
-        `hide_env`: names (besides the API keys) unset for the command (`secrets.envNames`).
-        `box`: run inside this sandbox (see `sandbox_for`).
+        `hide_env`: names (besides the API keys) unset for the command and after it
+        (`secrets.envNames`).
         """
         async with self._lock:
             if self._closed:
                 raise RuntimeError("the shell is closed")
-            self._drop_finished_lingering()
+            for old in list(self._lingering):
+                self._lingering.remove(old)
+                self._forget(old)
             capture = _Capture(max_output_bytes, on_output)
             start, note = self._start_dir()
             if note:
                 capture.note(note)
-            job = await self._spawn(command, capture, start, hide_env, box)
-            self._current = job
+            job, prelude = self._job, ""
+            if job is None or not job.alive:
+                if job is not None:
+                    self._forget(job)
+                job = self._job = await self._spawn(start)
+                prelude = (self._exports or b"").decode("utf-8", "surrogateescape")
+                self._move = False
+            loop = asyncio.get_running_loop()
+            nonce = os.urandom(12).hex()
+            cmd = job.proto.command = _Command(nonce, capture, loop)
+            hidden = " ".join(n for n in secret_names(hide_env) if _NAME.match(n))
+            job.send([nonce, str(self._cwd) if self._move else "", hidden, prelude, command])
+            self._move = False
             timed_out = False
             try:
                 try:
                     async with asyncio.timeout(timeout):
-                        await asyncio.shield(job.proto.exited)  # a cancel must not cancel it
+                        await asyncio.wait((cmd.done, job.proto.exited), return_when=asyncio.FIRST_COMPLETED)
                 except TimeoutError:
                     timed_out = True
                     _killpg(job.pgid, signal.SIGTERM)
                     await job.wait_exited(TERM_GRACE_SECONDS)
                     await job.stop()
-                if not job.proto.eof.done():
-                    with contextlib.suppress(TimeoutError):
+                if not cmd.done.done() and not job.proto.eof.done():
+                    with contextlib.suppress(TimeoutError):  # the shell died: drain what it wrote
                         await asyncio.wait_for(asyncio.shield(job.proto.eof), EOF_GRACE_SECONDS)
             except BaseException:
                 capture.detached = True
                 await job.stop()
-                job.transport.close()
+                self._forget(job)
                 raise
             finally:
-                self._current = None
-            returncode = job.transport.get_returncode()
+                job.proto.command = None
             exit_code: int | None = None
             reset: str | None = None
-            if not timed_out and returncode is not None:
-                exit_code = returncode if returncode >= 0 else 128 - returncode
-                reset = self._adopt_state()
+            if cmd.done.done() and not timed_out:
+                exit_code, reset = self._adopt(*cmd.done.result())
+                if cmd.done.result()[0].startswith(b"x"):  # from the EXIT trap: the shell is ending
+                    await job.wait_exited(REAP_WAIT_SECONDS)
+            elif not timed_out:
+                cmd.flush()
+                returncode = job.transport.get_returncode()
+                if returncode is not None:
+                    exit_code = returncode if returncode >= 0 else 128 - returncode
+            if not job.alive:
+                self._forget(job)
             capture.finish()
             if reset:
                 capture.note(reset)
-            capture.detached = True  # later output of background jobs is dropped
-            if self._closed:
-                job.transport.close()
-            else:
-                self._keep_if_alive(job)
+            capture.detached = True
             return ShellResult(
                 output=capture.text,
                 exit_code=exit_code,
@@ -492,16 +478,21 @@ class PersistentShell:
                 cwd=str(self._cwd),
             )
 
+    async def restart(self) -> None:
+        """End the bash (its group with it); the next command starts a new one in the same
+        cwd with the exports of the last command that finished, as after a crash."""
+        async with self._lock:
+            job, self._job = self._job, None
+            if job is not None:
+                await job.stop()
+
     async def close(self) -> None:
-        """Kill the running command and every background job; forget the state."""
+        """Kill the running command, the shell and every background job."""
         self._closed = True
-        jobs = [*self._lingering, *([self._current] if self._current else [])]
+        jobs = [*self._lingering, *([self._job] if self._job else [])]
         self._lingering.clear()
+        self._job = None
         for job in jobs:
             job.kill()
         for job in jobs:
             await job.stop()
-            job.transport.close()
-        for path in (self._state_dir, self._sandbox_tmp):
-            if path is not None:
-                shutil.rmtree(path, ignore_errors=True)

@@ -13,6 +13,10 @@ A `Retrying` item is yielded before each sleep, preceded by a `Restart` when the
 failed attempt had already yielded output. Authentication (401/403) and bad
 requests are not retried.
 
+The request body is encoded once with msgspec and posted as bytes (`_open_stream`):
+`messages.create` would walk and copy the whole body (every message of the conversation)
+before its own JSON encoding, a cost that grows with each step of a turn.
+
 Cancellation: the stream runs in the consumer's task, so cancelling that task (or
 closing the iterator) interrupts the HTTP read or the backoff sleep at once; the
 HTTP response is closed in a `finally`, which closes the connection.
@@ -23,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import inspect
 import logging
 import random
 import threading
@@ -30,6 +35,8 @@ import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
+
+import msgspec
 
 from coder_ls.llm.anthropic_convert import StreamAssembler, to_api_params
 from coder_ls.llm.base import (
@@ -50,6 +57,26 @@ log = logging.getLogger(__name__)
 
 _SDK: Any = None  # the `anthropic` module once imported
 _HTTPX: Any = None  # the HTTP library the SDK uses (httpx2, or httpx for older SDKs)
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+async def _open_stream(client: Any, params: dict[str, Any], body: bytes | None, timeout: Any = None) -> Any:
+    """`client.messages.create(**params)` (params hold `stream: True`), or, given `body`
+    (`params` encoded by us), the same request and the same typed stream of events without
+    the SDK's walk of the body (it copies every nested dict and list, looking for file
+    inputs we never send). `timeout`: this request's (an httpx `Timeout`), else the client's."""
+    options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    if body is None:
+        return await client.messages.create(**params, **options)
+    sdk = _SDK
+    return await client.post(
+        "/v1/messages",
+        cast_to=sdk.types.Message,
+        content=body,
+        options={"headers": JSON_HEADERS, **options},
+        stream=True,
+        stream_cls=sdk.AsyncStream[sdk.types.RawMessageStreamEvent],
+    )
 
 
 def _import_sdk() -> tuple[Any, Any]:
@@ -222,6 +249,8 @@ class AnthropicProvider:
         self.read_timeout = read_timeout
         self._client: Any = None
         self._client_lock = threading.Lock()
+        self._raw_body = False
+        self._encoder = msgspec.json.Encoder()
 
     # -- client
     async def prepare(self) -> None:
@@ -245,6 +274,8 @@ class AnthropicProvider:
                 max_retries=0,
                 timeout=httpx_mod.Timeout(self.read_timeout, connect=self.connect_timeout),
             )
+            # an SDK whose `post` takes no raw `content` gets `messages.create`
+            self._raw_body = "content" in inspect.signature(self._client.post).parameters
         return self._client
 
     async def refresh_models(self) -> None:
@@ -322,9 +353,10 @@ class AnthropicProvider:
         return self.backoff(attempt)
 
     # -- streaming
-    async def _attempt(self, params: dict[str, Any]) -> AsyncIterator[StreamItem]:
+    async def _attempt(self, params: dict[str, Any], timeout: Any = None) -> AsyncIterator[StreamItem]:
         client = self._get_client()
-        stream = await client.messages.create(**params)
+        body = self._encoder.encode(params) if self._raw_body else None
+        stream = await _open_stream(client, params, body, timeout)
         assembler = StreamAssembler()
         try:
             async for event in stream:
@@ -338,14 +370,15 @@ class AnthropicProvider:
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamItem]:
         await self.prepare()
         params = to_api_params(request, self.catalog.info(request.model))
-        if request.timeout_seconds:  # the longest silence on this response (requestTimeoutSeconds)
-            params["timeout"] = _HTTPX.Timeout(request.timeout_seconds, connect=self.connect_timeout)
+        timeout = None  # the longest silence on this response (requestTimeoutSeconds), else the client's
+        if request.timeout_seconds:
+            timeout = _HTTPX.Timeout(request.timeout_seconds, connect=self.connect_timeout)
         attempt = 0
         while True:
             attempt += 1
             emitted = False
             try:
-                async for item in self._attempt(params):
+                async for item in self._attempt(params, timeout):
                     if not isinstance(item, Usage | Stop):
                         emitted = True
                     yield item

@@ -116,3 +116,6 @@ def setup_logging(level: str, log_file: str | None) -> None:
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     logging.getLogger("pygls").setLevel(max(root.level, logging.WARNING))
     logging.getLogger("watchfiles").setLevel(max(root.level, logging.WARNING))
+    # one INFO line per HTTP request (every model step); failures are logged by the provider
+    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+        logging.getLogger(name).setLevel(max(root.level, logging.WARNING))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import msgspec
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled, JsonRpcServerNotInitialized
-from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.io_ import StdinAsyncReader
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -58,6 +58,51 @@ def _coder_section(settings: Any) -> dict[str, Any]:
     return {}
 
 
+class BatchedWriter:
+    """stdout for pygls, one write (and one wake-up of the client) per turn of the event loop:
+    the messages a step sends at once (events, progress, a response) go out together, in order.
+    Outside the event loop's thread (a log record from a worker thread), or with no loop
+    running (start-up, shutdown), a message is written at once, after what is pending."""
+
+    def __init__(self, stdout: BinaryIO) -> None:
+        self._stdout = stdout
+        self._pending: list[bytes] = []
+        self._lock = threading.Lock()
+        self._broken = False
+
+    def write(self, data: bytes) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        with self._lock:
+            self._pending.append(data)
+            if loop is not None and len(self._pending) > 1:
+                return
+        if loop is None:
+            self.flush()
+        else:
+            loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self._pending or self._broken:
+                self._pending.clear()
+                return
+            data = b"".join(self._pending)
+            self._pending.clear()
+            try:
+                self._stdout.write(data)
+                self._stdout.flush()
+            except (BrokenPipeError, ValueError):  # the client is gone; the read loop ends at EOF
+                self._broken = True
+                log.error("the connection to the client is lost: shutting down")
+
+    def close(self) -> None:
+        self.flush()
+        self._stdout.close()
+
+
 class CoderServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("coder-ls", __version__, protocol_cls=CoderProtocol)
@@ -83,7 +128,8 @@ class CoderServer(LanguageServer):
         broken framing, bodies that are not JSON and requests before `initialize`."""
         self._stop_event = threading.Event()
         reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        writer = BatchedWriter(stdout or sys.stdout.buffer)
+        self.protocol.set_writer(writer)  # type: ignore[arg-type]
         try:
             asyncio.run(read_messages(self._stop_event, reader, self.protocol))
         except BrokenPipeError:
@@ -91,6 +137,7 @@ class CoderServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
+            writer.flush()
             self.shutdown()
 
     def start_tcp(self, host: str, port: int) -> None:

@@ -63,6 +63,27 @@ async def test_bash_failure_timeout_and_truncation(harness) -> None:
     assert out.is_error and "[output truncated]" in out.text and "timed out after 120 s" in out.text
 
 
+async def test_a_policy_check_is_reused_only_for_that_very_command_and_cwd(harness, monkeypatch) -> None:
+    from coder_ls.agent.tools import bash
+
+    seen: list[str] = []
+
+    def check(command: str, root: object, cwd: object = None) -> str | None:
+        seen.append(command)
+        return "no" if "rm" in command else None
+
+    monkeypatch.setattr(bash, "default_check", check)
+    tool = make_bash_tool()
+    cwd = getattr(harness.ctx.shell, "cwd", None)
+    harness.ctx.checked = ("ls", cwd)  # what the policy passed: another command
+    out = await tool.call(harness.ctx, {"command": "rm -rf x"})
+    assert out.is_error and "refused" in out.text and seen == ["rm -rf x"]
+    harness.ctx.checked = ("rm -rf x", harness.root / "elsewhere")  # the same command, another cwd
+    assert (await tool.call(harness.ctx, {"command": "rm -rf x"})).is_error and len(seen) == 2
+    harness.ctx.checked = ("ls", cwd)
+    assert not (await tool.call(harness.ctx, {"command": "ls"})).is_error and len(seen) == 2  # not checked twice
+
+
 async def test_bash_refused_command(harness) -> None:
     seen: list[tuple[str, object]] = []
 

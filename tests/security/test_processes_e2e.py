@@ -94,16 +94,19 @@ async def test_background_jobs_die_when_stdin_closes(tmp_path, cleanup):
         assert await _gone(cleanup) == []
 
 
-async def test_state_dir_is_private_and_removed(tmp_path):
+async def test_exports_are_in_no_file_and_the_run_dir_is_private_and_removed(tmp_path):
     root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
     async with lsp_session(root) as s:
-        await s.execute("coder.shell", {"command": "export SECRETISH=1"})
+        await s.execute("coder.shell", {"command": "export SECRETISH=value-4417"})
+        await s.execute("coder.shell", {"command": "true"})
         pid = server_process(s).pid
-        dirs = [p for p in _run_parents(root) if (p / f"coder-ls-{os.getuid()}-{pid}").is_dir()]
-        assert dirs, "no run dir"
-        run = dirs[0] / f"coder-ls-{os.getuid()}-{pid}"
-        assert run.stat().st_mode & 0o777 == 0o700
-    assert not run.exists()
+        runs = [p / f"coder-ls-{os.getuid()}-{pid}" for p in _run_parents(root)]
+        for run in runs:
+            if run.is_dir():
+                assert run.stat().st_mode & 0o777 == 0o700
+                for f in run.rglob("*"):
+                    assert not f.is_file() or b"value-4417" not in f.read_bytes(), f
+    assert not any(run.exists() for run in runs)
 
 
 def _run_parents(root: Path) -> list[Path]:

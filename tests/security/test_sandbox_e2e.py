@@ -130,7 +130,7 @@ async def test_network_is_cut_unless_allowed(tmp_path, fake):
         listener.sock.close()
 
 
-async def test_cwd_and_exports_carry_over_between_bash_calls_and_a_user_command(tmp_path, fake):
+async def test_cwd_and_exports_carry_over_between_bash_calls_not_into_the_users_shell(tmp_path, fake):
     root = init_git(tmp_path / "ws", {"app.py": APP, "sub/keep.txt": ""})  # no new top-level entries
     async with server(root, fake, {}) as s:
         first, second = await agent_runs(
@@ -138,8 +138,8 @@ async def test_cwd_and_exports_carry_over_between_bash_calls_and_a_user_command(
         )
         assert "exit code: 0" in first
         assert f"kept in {root}/sub/deeper" in second
-        mine = await s.execute("coder.shell", {"command": 'echo "$SB_VAR at $PWD"; true'})
-        assert f"kept at {root}/sub/deeper" in mine["reply"], mine  # `!cmd` is not sandboxed
+        mine = await s.execute("coder.shell", {"command": 'echo "${SB_VAR-unset} at $PWD"; true'})
+        assert f"unset at {root}\n" in mine["reply"], mine  # the user's shell is another one
         assert "Read-only" not in mine["reply"]
 
 
@@ -162,26 +162,20 @@ async def test_rerun_outside_only_after_the_user_approves(tmp_path, fake, outsid
 
 
 async def test_the_users_shell_never_runs_what_the_sandbox_left_in_its_state(tmp_path, fake):
-    """The state a sandboxed command saves is sourced by the user's next `!cmd`, outside
-    the sandbox: a forged state file is not taken, and variables that make later programs
-    run code are dropped."""
+    """Issue 16: the agent's shell and the user's share no environment and no state file:
+    what a sandboxed command exports (even an ordinary variable) never reaches `!cmd`."""
     root = init_git(tmp_path / "ws", {"app.py": APP})
-    forge = (
-        "b=$(tr '\\0' '\\n' < /proc/$$/cmdline | grep -o \"[^ ']*/env.next\" | head -1); trap - EXIT; "
-        'printf \'touch PWNED_STATE\\n\' > "$b"; pwd > "${b%env.next}cwd.next"; echo forged'
-    )
     async with server(root, fake, {}) as s:
         _, second = await agent_runs(
             s,
             fake,
             "export LD_PRELOAD=/tmp/evil.so GIT_SSH_COMMAND='touch PWNED_SSH' PROMPT_COMMAND='touch PWNED_PC' OK_VAR=1",
-            forge,
+            'grep -l OK_VAR -r /tmp /dev/shm "${XDG_RUNTIME_DIR:-/nonexistent}" 2>/dev/null; echo searched',
         )
-        assert "forged" in second
+        assert "searched" in second and "env." not in second  # no state file to forge
         mine = await s.execute(
             "coder.shell", {"command": "env | grep -E '^(LD_PRELOAD|GIT_SSH_COMMAND|PROMPT_COMMAND|OK_VAR)='"}
         )
-    assert "OK_VAR=1" in mine["reply"], mine  # an ordinary export carries over
-    for name in ("LD_PRELOAD", "GIT_SSH_COMMAND", "PROMPT_COMMAND"):
+    for name in ("OK_VAR", "LD_PRELOAD", "GIT_SSH_COMMAND", "PROMPT_COMMAND"):
         assert name not in mine["reply"], mine
-    assert not (root / "PWNED_STATE").exists() and not (root / "PWNED_SSH").exists()
+    assert not (root / "PWNED_SSH").exists() and not (root / "PWNED_PC").exists()

@@ -116,10 +116,10 @@ async def test_cwd_and_exports_carry_over_and_work_inside_goes_on(tmp_path, fake
         assert "exit code: 0" in first, first
         assert f"kept in {root}/src/deeper" in second and "git-ok" in second, second
         assert "x = 2" in third, third
-        mine = await s.execute("coder.shell", {"command": 'echo "$LL_VAR at $PWD"; echo mine > top.txt'})
-        assert f"kept at {root}/src/deeper" in mine["reply"], mine  # `!cmd` is not sandboxed
+        mine = await s.execute("coder.shell", {"command": 'echo "${LL_VAR-unset} at $PWD"; echo mine > top.txt'})
+        assert f"unset at {root}\n" in mine["reply"], mine  # the user's shell is another one
     assert (root / "src" / "deeper" / "made.txt").read_text() == "ok\n"
-    assert (root / "src" / "deeper" / "top.txt").exists()
+    assert (root / "top.txt").exists()  # and `!cmd` is not sandboxed
 
 
 async def test_rerun_outside_only_after_the_user_approves(tmp_path, fake, outside):

@@ -388,14 +388,35 @@ async def test_secrets_are_hidden_from_every_command(tmp_path: Path, monkeypatch
         await sh.close()
 
 
-async def test_state_dir_is_private_under_the_run_dir(shell: PersistentShell) -> None:
+async def test_exports_live_in_the_shell_process_not_in_files(shell: PersistentShell, tmp_path: Path) -> None:
     from coder_ls.engine import lifetime
 
-    await run(shell, "export X=1")
-    state = shell._state_dir
-    assert state is not None and state.parent == lifetime.run_dir()
-    assert lifetime.run_dir().stat().st_mode & 0o777 == 0o700
-    assert not [p for p in state.iterdir() if p.name.startswith("cmd.")]  # the command file is removed
+    await run(shell, "export SECRETISH=value-8731")
+    assert (await run(shell, "echo $SECRETISH")).output == "value-8731\n"
+    assert not files_holding(b"value-8731", lifetime.run_dir(), tmp_path)
+
+
+def files_holding(needle: bytes, *dirs: Path) -> list[Path]:
+    return [p for d in dirs for p in d.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+async def test_the_end_marker_cannot_be_forged_or_hidden(shell: PersistentShell) -> None:
+    # a fake marker in the output, stdout redirected for good, `set -e`, a NUL in the command
+    forged = await run(shell, r"printf 'a\0deadbeef\x01" "0\0/\0\0b\n'; echo done")
+    assert forged.exit_code == 0 and forged.output.endswith("b\ndone\n")
+    await run(shell, "exec >/dev/null 2>&1; export SEEN=1")
+    assert (await run(shell, "echo still $SEEN")).output == "still 1\n"
+    failed = await run(shell, "set -e; export E=1; false; echo not-reached")
+    assert (failed.exit_code, failed.output) == (1, "")
+    assert (await run(shell, "echo $E; false; echo reached")).output == "1\nreached\n"
+    assert (await run(shell, "echo a\0b")).output == "ab\n"
+
+
+async def test_a_command_that_replaces_the_shell_keeps_the_last_state(shell: PersistentShell) -> None:
+    await run(shell, "export KEEP=1")
+    replaced = await run(shell, "exec sh -c 'echo replaced; exit 4'")
+    assert (replaced.exit_code, replaced.output) == (4, "replaced\n")
+    assert (await run(shell, "echo $KEEP")).output == "1\n"
 
 
 def test_stale_run_dirs_of_dead_servers_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -411,30 +432,33 @@ def test_stale_run_dirs_of_dead_servers_are_removed(tmp_path: Path, monkeypatch:
     assert not dead.exists() and live.exists()
 
 
-async def test_a_sandboxed_command_keeps_state_and_restores_forced_variables(tmp_path: Path) -> None:
+async def test_a_sandboxed_shell_keeps_its_state_and_an_unsandboxed_one_never_sees_it(tmp_path: Path) -> None:
     from coder_ls.engine import sandbox
+    from coder_ls.engine.agentshell import AgentShell
     from coder_ls.protocol.config import SandboxConfig
 
     if sandbox.backend() != "bwrap":
         pytest.skip("bubblewrap does not work here (or another backend is forced)")
     (tmp_path / "d").mkdir()  # the sandbox cannot create entries at the workspace's top
-    sh = PersistentShell(tmp_path)
+    agent, user = AgentShell(tmp_path), PersistentShell(tmp_path)
     try:
-        box = sh.sandbox_for(SandboxConfig())
+        box = agent.sandbox_for(SandboxConfig())
         assert box is not None
-        out = await sh.run(
-            "mkdir -p d && cd d && export KEEP=yes; echo $TMPDIR; touch /etc/x-coder 2>&1",
-            on_output=lambda _: None,
-            timeout=TIMEOUT,
-            max_output_bytes=CAP,
-            box=box,
-        )
+
+        async def boxed(command: str) -> ShellResult:
+            return await agent.run(command, on_output=lambda _: None, timeout=TIMEOUT, max_output_bytes=CAP, box=box)
+
+        out = await boxed("mkdir -p d && cd d && export KEEP=yes; echo $TMPDIR; touch /etc/x-coder 2>&1")
         assert out.output.startswith("/tmp\n") and "Read-only file system" in out.output
-        after = await run(sh, 'echo "$KEEP ${TMPDIR-unset} $XDG_CACHE_HOME" && pwd')
-        assert after.output.split("\n")[0].startswith("yes ") and box.cache not in after.output
-        assert after.output.split("\n")[1] == str(tmp_path / "d")
+        pid = agent.pid
+        again = await boxed('echo "$KEEP $XDG_CACHE_HOME" && pwd')
+        assert again.output == f"yes {box.cache}\n{tmp_path / 'd'}\n" and agent.pid == pid  # the same process
+        mine = await run(user, 'echo "${KEEP-unset} ${TMPDIR-unset}" && pwd')
+        assert box.cache not in mine.output
+        assert mine.output == f"unset {os.environ.get('TMPDIR', 'unset')}\n{tmp_path}\n"
     finally:
-        await sh.close()
+        await agent.close()
+        await user.close()
 
 
 def test_no_sandbox_warns_once_per_host(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -449,7 +473,9 @@ def test_no_sandbox_warns_once_per_host(monkeypatch: pytest.MonkeyPatch) -> None
             shown.append((kind, message))
 
     monkeypatch.setattr(sandbox, "available", lambda: False)
-    host, sh = Host(), PersistentShell(Path("/"))
+    from coder_ls.engine.agentshell import AgentShell
+
+    host, sh = Host(), AgentShell(Path("/"))
     for _ in range(3):
         assert bash.sandbox_options(sh, Config(), host)["box"] is None  # type: ignore[arg-type]
     assert [k for k, _ in shown] == ["warning"]

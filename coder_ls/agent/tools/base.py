@@ -46,7 +46,7 @@ class ShellResultLike(Protocol):
 
 
 class ShellLike(Protocol):
-    """The session's persistent shell (`coder_ls.engine.shell.PersistentShell`)."""
+    """The session's agent shell (`coder_ls.engine.agentshell.AgentShell`)."""
 
     def run(
         self,
@@ -101,6 +101,9 @@ class ToolContext:
     findings: list[Finding] = field(default_factory=list)  # what /review's turn reported so far
     actor: str = "Coder"  # who asks in approval questions ("Coder (subagent explore)")
     run_subagents: SubagentRunner | None = None  # the `task` tool's way to start subagents
+    # (command, shell cwd) the policy has just checked and allowed, with nothing run or awaited
+    # since: the bash tool does not check it a second time (set by the turn, never by input)
+    checked: tuple[str, Path | None] | None = None
 
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""

@@ -1,4 +1,6 @@
-"""The bash tool: a command in the session's persistent shell, with the configured caps."""
+"""The bash tool: a command in the session's agent shell (`engine/agentshell.py`: one
+persistent sandboxed bash per session, apart from the user's `!` shell), with the
+configured caps."""
 
 from __future__ import annotations
 
@@ -105,10 +107,13 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         command = inp.command
         if not command.strip():
             raise ToolError("the command is empty")
-        if check_command is not None:
+        cwd = getattr(ctx.shell, "cwd", None)
+        if ctx.checked == (command, cwd):
+            refusal = None  # the turn's policy checked this very command in this cwd a moment ago
+        elif check_command is not None:
             refusal = check_command(command, ctx.root)
         else:  # relative paths in the command are relative to the shell's cwd
-            refusal = default_check(command, ctx.root, getattr(ctx.shell, "cwd", None))
+            refusal = default_check(command, ctx.root, cwd)
         if refusal:
             raise ToolError(f"refused to run `{_short(command)}`: {refusal}")
         if ctx.shell is None:
@@ -120,9 +125,11 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         def on_output(chunk: str) -> None:
             ctx.emit(ShellOutput(chunk=chunk))
 
-        async def run_once(options: dict[str, Any]) -> ShellResultLike:
+        async def run_once(options: dict[str, Any], *, outside: bool = False) -> ShellResultLike:
             assert ctx.shell is not None
-            shell_run: Callable[..., Any] = ctx.shell.run
+            # Outside the sandbox: a one-off shell, never the agent's sandboxed one.
+            outside_run = getattr(ctx.shell, "run_outside", None) if outside else None
+            shell_run: Callable[..., Any] = outside_run if outside_run is not None else ctx.shell.run
             pending = shell_run(
                 command,
                 on_output=on_output,
@@ -147,10 +154,8 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         if options.get("box") is not None and sbx.failed_on_sandbox(result.output, result.exit_code):
             if await ask_outside(ctx, command):
                 ctx.report(f"Running outside the sandbox: {_short(command)}")
-                result = await run_once({**options, "box": None})
-                text += "\n[the user approved running it again outside the sandbox:]\n" + format_result(
-                    result, timeout
-                )
+                result = await run_once({k: v for k, v in options.items() if k != "box"}, outside=True)
+                text += "\n[the user approved running it again outside the sandbox:]\n" + format_result(result, timeout)
             else:
                 text += f"\n[it failed inside the sandbox ({sbx.WALLS}); the user did not approve running it outside]"
         return ToolOutput(text, is_error=result.timed_out)

@@ -1,0 +1,237 @@
+"""The agent's bash step beside its floor, measured in one run on one timed fake endpoint.
+
+    python benchmarks/bench_bash_step.py [--rounds 10] [--steps 20] [--load N] [--json out.json]
+
+Workload: a turn of `steps` consecutive tool calls of the agent's own shell tool, each
+running `true`, then a final answer. Per step: the fake server's time when it finished
+sending response k (`TimedFakeServer`) -> arrival of request k+1.
+
+- `floor`: a bare `anthropic` SDK loop in a process of its own (`FLOOR`): iterate the raw
+  event stream of `messages.create(stream=True)`, join the deltas, run the tool call in one
+  persistent plain bash (no sandbox: the least a shell tool can cost), append the result,
+  send the next request. Nothing else.
+- `coder_ls`: the real server (`python -m coder_ls`, preset `yolo`, the default sandbox).
+
+The two alternate round by round (floor, coder_ls, floor, ...), each round one warm-up turn
+then the timed one, so load and CPU frequency hit both alike. `--load N` runs N busy-loop
+processes during the whole measurement (the figure under CPU load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import REPO, SMALL_REPO, Result, coder_server, init_git, median, temp_root, write_user_config
+
+sys.path.insert(0, str(REPO / "tests" / "fakes"))
+from anthropic_server import FakeAnthropicServer, reply
+
+_ids = itertools.count(1)
+
+# The floor: the least an agent loop over the SDK does per step. argv: url, turns, model.
+FLOOR = r"""
+import json, os, subprocess, sys
+import anthropic
+
+client = anthropic.Anthropic(api_key="x", base_url=sys.argv[1], max_retries=0)
+TOOLS = [{"name": "bash", "description": "Run a shell command.",
+          "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
+                           "required": ["command"]}}]
+sh = subprocess.Popen(["bash", "--noprofile", "--norc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                      stderr=subprocess.STDOUT)
+
+def run(command):
+    sh.stdin.write(command.encode() + b" </dev/null\nprintf '\\0%d\\0' $?\n")
+    sh.stdin.flush()
+    out = b""
+    while out.count(b"\0") < 2:
+        out += os.read(sh.stdout.fileno(), 65536)
+    text, code = out.split(b"\0")[:2]
+    return text.decode() + f"[exit code: {code.decode()}]"
+
+messages = []
+for turn in range(int(sys.argv[2])):
+    messages.append({"role": "user", "content": f"turn {turn}: run true until told to stop"})
+    while True:
+        blocks, parts = [], {}
+        for ev in client.messages.create(model=sys.argv[3], max_tokens=1024, messages=messages, tools=TOOLS,
+                                         stream=True):
+            if ev.type == "content_block_start":
+                blocks.append(ev.content_block.model_dump(exclude_none=True))
+                parts[ev.index] = []
+            elif ev.type == "content_block_delta":
+                d = ev.delta
+                parts[ev.index].append(d.text if d.type == "text_delta" else d.partial_json)
+        for i, b in enumerate(blocks):
+            if b["type"] == "text":
+                b["text"] = "".join(parts[i])
+            elif b["type"] == "tool_use":
+                b["input"] = json.loads("".join(parts[i]) or "{}")
+        messages.append({"role": "assistant", "content": [b for b in blocks if b.get("text") != ""]})
+        calls = [b for b in blocks if b["type"] == "tool_use"]
+        if not calls:
+            break
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": c["id"], "content": run(c["input"]["command"])} for c in calls]})
+"""
+MODEL = "claude-sonnet-4-5"
+
+
+class TimedFakeServer(FakeAnthropicServer):
+    """The fake, also recording when it finished sending each streamed response."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.finished: list[float] = []
+
+    async def _stream(self, spec: dict[str, Any], model: str, reader: Any, writer: Any) -> bool:
+        ok = await super()._stream(spec, model, reader, writer)
+        self.finished.append(time.monotonic())
+        return ok
+
+
+def bash_step(command: str = "true") -> dict[str, Any]:
+    return reply("", toolCalls=[{"id": f"toolu_{next(_ids):05d}", "name": "bash", "input": {"command": command}}])
+
+
+def script(steps: int) -> list[dict[str, Any]]:
+    return [*(bash_step() for _ in range(steps)), reply("done")]
+
+
+def gaps_since(fake: TimedFakeServer, first: int, steps: int) -> list[float]:
+    """The step gaps (ms) of the timed turn whose first request is `first`."""
+    reqs = fake.message_requests[first:]
+    fins = fake.finished[first:]
+    gaps = [(reqs[i + 1].time - fins[i]) * 1000 for i in range(steps)]
+    if len(reqs) != steps + 1:
+        raise RuntimeError(f"expected {steps + 1} requests, got {len(reqs)}")
+    return gaps
+
+
+def _burn() -> None:
+    while True:
+        pass
+
+
+@contextlib.contextmanager
+def cpu_load(n: int) -> Iterator[None]:
+    procs = [multiprocessing.Process(target=_burn, daemon=True) for _ in range(n)]
+    for p in procs:
+        p.start()
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.join()
+
+
+async def floor_round(fake: TimedFakeServer, steps: int) -> list[float]:
+    """One floor process: a warm-up turn (1 step), then the timed turn."""
+    fake.push(*script(1), *script(steps))
+    first = len(fake.message_requests) + 2
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", FLOOR, fake.url, "2", MODEL, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"the floor loop failed: {err.decode()[-2000:]}")
+    return gaps_since(fake, first, steps)
+
+
+async def measure(rounds: int, steps: int, load: int = 0) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"floor": [], "coder_ls": []}
+    fake = TimedFakeServer().start()
+    try:
+        with temp_root() as tmp, cpu_load(load):
+            root = init_git(tmp / "ws", dict(SMALL_REPO))
+            write_user_config(root, {"permissions": "yolo"})
+            env = {"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": fake.url}
+            async with coder_server(root, env=env) as client:
+                for n in range(rounds):
+                    out["floor"] += await floor_round(fake, steps)
+                    # warm-up turn (first round: SDK import, connection, the shell's start)
+                    fake.push(*script(1))
+                    await _turn(client, f"warm {n}")
+                    first = len(fake.message_requests)
+                    fake.push(*script(steps))
+                    await _turn(client, f"run true {steps} times ({n})")
+                    out["coder_ls"] += gaps_since(fake, first, steps)
+    finally:
+        fake.stop()
+    if fake.rejections:
+        raise RuntimeError(f"the fake refused requests: {fake.rejections[:1]}")
+    return out
+
+
+async def _turn(client: Any, text: str) -> None:
+    r = await client.execute("coder.input", {"text": text}, token=f"turn-{next(_ids)}", timeout=120)
+    if r["status"] != "completed":
+        raise RuntimeError(f"agent turn {r['status']}: {r.get('error')}")
+
+
+def results(figures: dict[str, list[float]], load: int) -> list[Result]:
+    floor, coder = figures["floor"], figures["coder_ls"]
+    suffix = f" (load {load})" if load else ""
+    ratio = median(coder) / median(floor)
+    return [
+        Result(
+            "bash_step_ratio" + (f"_load{load}" if load else ""),
+            "agent bash step (`true`) / bare SDK loop, same run" + suffix,
+            ratio,
+            1.5,
+            unit="x",
+            samples=coder,
+            baseline=floor,
+            notes=[f"coder_ls median {median(coder):.2f} ms, floor median {median(floor):.2f} ms{suffix}"],
+        ),
+        Result(
+            "bash_step",
+            "agent bash step (`true`), response end -> next request" + suffix,
+            median(coder),
+            None,
+            samples=coder,
+        ),
+    ]
+
+
+async def bench_bash_step(quick: bool) -> list[Result]:
+    return results(await measure(2 if quick else 10, 8 if quick else 20), 0)
+
+
+BENCHMARKS = {"bash_step": bench_bash_step}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--load", type=int, default=0, help="busy-loop processes running meanwhile")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    figures = asyncio.run(measure(args.rounds, args.steps, args.load))
+    for name, values in figures.items():
+        s = sorted(values)
+        print(f"{name:9s} median {median(values):6.2f} ms  p90 {s[int(len(s) * 0.9) - 1]:6.2f} ms  n={len(values)}")
+    print(f"ratio     {median(figures['coder_ls']) / median(figures['floor']):.2f}x (goal <= 1.5x)")
+    if args.json:
+        args.json.write_text(json.dumps({"load": args.load, "cpus": os.cpu_count(), **figures}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
