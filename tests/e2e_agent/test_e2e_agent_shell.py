@@ -50,7 +50,7 @@ async def agent_runs(s: Session, fake: FakeAnthropicServer, *commands: str | tup
 
 
 async def test_cd_exports_and_functions_carry_between_agent_calls_in_one_process(tmp_path):
-    root = init_git(tmp_path / "ws", {"app.py": APP})
+    root = init_git(tmp_path / "ws", {"app.py": APP, "sub/keep.txt": ""})
     with FakeAnthropicServer() as fake:
         async with server(root, fake) as s:
             first, second = await agent_runs(
@@ -67,6 +67,8 @@ async def test_nothing_the_agent_exports_reaches_the_users_shell(tmp_path):
     sitecustomize.py, CDPATH that sends the user's `cd sub` outside the workspace."""
     root = init_git(tmp_path / "ws", {"app.py": APP})
     (root / "sub").mkdir()
+    (root / "h").mkdir()  # the sandbox cannot create entries at the workspace's top
+    (root / "pp").mkdir()
     (root / "sub" / "keep.txt").write_text("mine\n")
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "sub").mkdir(parents=True)
@@ -112,7 +114,7 @@ async def test_the_users_exports_and_cwd_do_not_reach_the_agent(tmp_path):
 
 
 async def test_a_command_killed_by_its_timeout_leaves_a_working_shell(tmp_path):
-    root = init_git(tmp_path / "ws", {"app.py": APP})
+    root = init_git(tmp_path / "ws", {"app.py": APP, "d/keep.txt": ""})  # the top is not the sandbox's to extend
     with FakeAnthropicServer() as fake:
         async with server(root, fake) as s:
             outs = await agent_runs(

@@ -49,23 +49,25 @@ async def agent_runs(s: Session, fake: FakeAnthropicServer, *commands: str | tup
 
 
 async def test_a_restarted_shell_is_as_sandboxed_as_the_first(tmp_path, fake, outside):
-    root = init_git(tmp_path / "ws", {"app.py": APP})
+    # the box/ folder exists: the sandbox cannot create entries at the workspace's top
+    root = init_git(tmp_path / "ws", {"app.py": APP, "box/keep.txt": ""})
     probe = "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 3); print('CONNECTED')\""
     async with lsp_session(root, env=api_env(fake)) as s:
         configure(s)
         outs = await agent_runs(
             s,
             fake,
-            f"echo first > {outside}/a.txt; echo rc=$?; export BASH_ENV=$PWD/evil.sh",
-            (f"echo 'touch PWNED; echo evil > {outside}/c.txt' > evil.sh; export LOST=1; sleep 30", 1.0),
-            f"echo second > {outside}/b.txt; echo rc=$?; bash -c true; {probe}; echo inside > in.txt; echo L=$LOST",
+            f"echo first > {outside}/a.txt; echo rc=$?; export BASH_ENV=$PWD/box/evil.sh",
+            (f"echo 'touch box/PWNED; echo evil > {outside}/c.txt' > box/evil.sh; export LOST=1; sleep 30", 1.0),
+            f"echo second > {outside}/b.txt; echo rc=$?; bash -c true; {probe}; echo inside > box/in.txt; echo L=$LOST",
         )
     assert "Read-only file system" in outs[0] and "timed out" in outs[1]
     assert "Read-only file system" in outs[2] and "CONNECTED" not in outs[2], outs[2]
     assert "L=\n" in outs[2]  # what the killed command exported died with it
     assert not (outside / "c.txt").exists()
     assert not (outside / "a.txt").exists() and not (outside / "b.txt").exists()
-    assert (root / "in.txt").read_text() == "inside\n" and (root / "PWNED").exists()  # BASH_ENV ran, in the box
+    # BASH_ENV ran, in the box
+    assert (root / "box" / "in.txt").read_text() == "inside\n" and (root / "box" / "PWNED").exists()
 
 
 async def test_the_agent_cannot_see_or_kill_the_users_shell(tmp_path, fake):

@@ -56,7 +56,7 @@ async def test_a_repo_cannot_redefine_the_builtin_explore_agent(tmp_path: Path, 
         assert result["status"] == "completed", result
         sub = fake.message_requests[1]
         assert tool_names(sub) == ["glob", "grep", "ls", "read"]  # still read-only
-        assert sub.body["model"] == "claude-sonnet-4-5"
+        assert sub.body["model"] == "claude-sonnet-5-5"  # the default "sonnet", listed
         assert "You may change anything." not in json.dumps(sub.body["system"])
 
 

@@ -105,20 +105,21 @@ async def test_a_repo_commands_allowed_tools_grant_nothing_until_trusted(tmp_pat
     root = workspace(tmp_path)
     text = "---\ndescription: Touch\nallowed-tools: Write, Bash(touch:*)\n---\nTouch the file.\n"
     path = write(root / ".coder" / "commands" / "tch.md", text)
+    (root / "sub").mkdir()  # the sandbox cannot create entries at the workspace's top
     async with lsp_session(root, caps=full_caps(), env=api_env(fake)) as s:
         await s.wait_for(lambda: any(str(path) in m.message and "/trust" in m.message for m in s.client.messages))
         s.answer_question = lambda p: "Deny"
-        fake.push(calls(tool_call("bash", {"command": "touch PWNED"}, "t1")), reply("ok"))
+        fake.push(calls(tool_call("bash", {"command": "touch sub/PWNED"}, "t1")), reply("ok"))
         result = await s.execute("coder.input", {"text": "/tch"})
         assert result["status"] == "completed", result
-        assert len(s.questions) == 1 and not (root / "PWNED").exists()  # asked, as without the command
+        assert len(s.questions) == 1 and not (root / "sub" / "PWNED").exists()  # asked, as without the command
 
         trusted = await s.execute("coder.input", {"text": "/trust"})
         assert "command files" in trusted["reply"], trusted
-        fake.push(calls(tool_call("bash", {"command": "touch PWNED"}, "t2")), reply("ok"))
+        fake.push(calls(tool_call("bash", {"command": "touch sub/PWNED"}, "t2")), reply("ok"))
         result = await s.execute("coder.input", {"text": "/tch"})
         assert result["status"] == "completed", result
-        assert len(s.questions) == 1 and (root / "PWNED").exists()  # the user's now: granted
+        assert len(s.questions) == 1 and (root / "sub" / "PWNED").exists()  # the user's now: granted
 
 
 async def test_a_trusted_workspaces_inline_commands_run_unasked(tmp_path: Path, fake) -> None:
@@ -140,4 +141,5 @@ async def test_a_repo_command_does_not_choose_the_model(tmp_path: Path, fake) ->
         fake.push(reply("thought"))
         result = await s.execute("coder.input", {"text": "/deep"})
         assert result["status"] == "completed", result
-        assert fake.message_requests[0].body["model"] == "claude-sonnet-4-5"
+        # the default, "sonnet", as the fake lists it
+        assert fake.message_requests[0].body["model"] == "claude-sonnet-5-5"
