@@ -66,3 +66,12 @@ test('"Open Settings" targets a contributed key; the server command is per machi
   const src = readFileSync(join(root, 'src', 'client.ts'), 'utf8');
   assert.match(src, /executeCommand\('workbench\.action\.openSettings', SERVER_PATH_KEY\)/);
 });
+
+test('settings that widen what runs unasked cannot come from a folder\'s .vscode/settings.json', () => {
+  // `machine` scope: VS Code takes them from user (or remote machine) settings only, so a
+  // cloned repository cannot say "yolo", a scripted provider or a verify command (issue 16).
+  const props = manifest.contributes.configuration.properties;
+  for (const key of ['coder.permissions', 'coder.provider', 'coder.workflow.verifyCommands']) {
+    assert.equal(props[key].scope, 'machine', key);
+  }
+});
