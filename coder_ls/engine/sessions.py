@@ -193,11 +193,19 @@ class SessionManager:
         if current is not None and not current.persisted and prefix.strip() and current.id.startswith(prefix.strip()):
             return self.session_info(current)
         found = self.index.resolve(prefix)
+        foreign = None
         if isinstance(found, AmbiguousPrefix):
             ours = [c for c in found.candidates if c.id in self.mine()]
+            foreign = found.candidates[0] if not ours else None
             found = ours[0] if len(ours) == 1 else (AmbiguousPrefix(found.prefix, ours) if ours else None)
         elif found is not None and found.id not in self.mine():
-            found = None
+            found, foreign = None, found
+        if found is None and foreign is not None:
+            return (
+                f"Session {foreign.id[:8]} is in this workspace's .coder/sessions but was not started by you "
+                "here (it came with the workspace, or from a coder-ls older than the untrusted-workspace "
+                f"gate), so it is not resumed; its log is left as it is: .coder/sessions/{foreign.id}.jsonl"
+            )
         if found is None:
             return f"No session matches {prefix!r}. Use /sessions to list them."
         if isinstance(found, AmbiguousPrefix):

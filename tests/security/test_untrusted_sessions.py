@@ -37,6 +37,9 @@ async def test_a_shipped_session_log_is_not_listed_or_resumed(tmp_path: Path) ->
         for text in (f"/resume {forged}", f"/resume {forged[:8]}"):
             result = await s.execute("coder.input", {"text": text})
             assert result["status"] == "failed" and FORGED not in str(result), result
+            # said plainly, and the log is left where it is
+            assert "not started by you here" in result["error"]["message"], result
+            assert f".coder/sessions/{forged}.jsonl" in result["error"]["message"], result
         direct = await s.execute("coder.input", {"text": "!echo hi", "sessionId": forged})
         assert direct["status"] == "failed" and FORGED not in str(direct), direct
         await s.execute("coder.input", {"text": "/trust"})  # trust does not make it the user's
