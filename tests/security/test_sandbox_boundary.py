@@ -162,8 +162,9 @@ async def test_git_writes_in_the_sandbox_are_asked_to_run_outside(tmp_path, fake
 
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_background_job_cannot_reach_the_users_shell_state(tmp_path, fake, backend):
-    """With XDG_RUNTIME_DIR unset, the shell's state must still live where the sandbox
-    cannot write: a job that appends code to every state file it finds changes nothing."""
+    """With XDG_RUNTIME_DIR unset, nothing the user's shell later runs may be where the
+    sandbox can write: a job that appends code to every state-like file it finds changes
+    nothing."""
     root = init_git(tmp_path / "ws", {"app.py": APP})
     attack = (
         "c=$(tr '\\0' '\\n' < /proc/$$/cmdline | grep /cmd. | head -1); "
@@ -182,7 +183,10 @@ async def test_a_background_job_cannot_reach_the_users_shell_state(tmp_path, fak
         pid = server_process(s).pid
         assert not _in_shm(pid), "the shell state is in /dev/shm, which the sandbox can reach"
     assert "1" in again["reply"]
-    assert int(out.split()[0]) > 0, out  # it found the state files: it can read them, not write them
+    # the attack ran; whatever it found and appended to (the shells keep no state files since
+    # they became long-lived processes; other processes' files under a shared /tmp), the
+    # user's shell took nothing from it
+    assert out.split()[0].isdigit(), out
     assert not (root / "PWNED_STATE").exists(), out
 
 
