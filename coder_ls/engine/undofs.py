@@ -10,14 +10,12 @@ same folder renamed over the name.
 A path is reverted only while it still holds what the submission left there: its git entry (mode
 and blob id, computed here from the bytes on disk) must equal the one in the "after" snapshot.
 Another process may write the same paths while `/undo` runs, so that check and the write are one
-step per path, not two passes: the new content is prepared as a temporary beside the name, then
-swapped with what the name holds in one atomic `renameat2(RENAME_EXCHANGE)`, and what was swapped
-out is checked again. Still what the submission left: it is dropped, the path is reverted.
-Anything else (another writer got in between the check and the swap): it is swapped back, so the
-other writer's bytes stay, and the path is a conflict. A removal moves the entry aside first and
-checks it the same way; a path that was absent is created with `RENAME_NOREPLACE`, never over a
-file someone created meanwhile. Where the file system cannot exchange (ENOSYS, EINVAL) the check
-is repeated right before a plain rename, which narrows the window without closing it. One case
+step per path, not two passes: the new content is prepared as a temporary beside the name, the
+check is made again right before a plain rename over the name, which narrows the window to
+microseconds without closing it. (An atomic `renameat2(RENAME_EXCHANGE)` closed it, but editors
+watching the file, VS Code among them, did not take the exchange as a change and kept showing the
+agent's text after /undo.) A removal moves the entry aside first and checks it again; a path that
+was absent is created with `RENAME_NOREPLACE`, never over a file someone created meanwhile. One case
 stays out of reach: a writer that opened the file before the swap and writes into it afterwards
 writes into the old, now unlinked, file (as with any rename-based write).
 """
@@ -190,11 +188,6 @@ def rename_flags(fd: int, src: str, dst: str, flags: int) -> bool:
     raise OSError(err, os.strerror(err), dst)
 
 
-def _identity(fd: int, name: str) -> tuple[int, int]:
-    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    return st.st_dev, st.st_ino
-
-
 def _temporary(fd: int, name: str, mode: str, data: bytes) -> str:
     """A new temporary beside `name` holding `data` as a file of `mode` or a symlink; its name."""
     if mode != SYMLINK:
@@ -228,26 +221,16 @@ def _revert_one(fd: int, name: str, change: Change, data: bytes, max_bytes: int)
     try:
         if change.after is None:  # the submission removed it: create it, never over a newcomer
             return _create_new(fd, tmp, name)
-        ours = _identity(fd, tmp)
-        if not rename_flags(fd, tmp, name, RENAME_EXCHANGE):
-            if _entry_at(fd, name, max_bytes) != change.after:  # the narrowest check we can do
-                return False
-            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-            return True
-        if _entry_at(fd, tmp, max_bytes) == change.after:
-            return True  # what was swapped out is what the submission left: dropped below
-        _give_back(fd, tmp, name, ours)
-        return False
+        # The narrowest check, then a plain rename over the name. An exchange
+        # (RENAME_EXCHANGE) would close the last window too, but editors watching the file
+        # (VS Code) do not take an exchange as a change and keep showing the old buffer.
+        if _entry_at(fd, name, max_bytes) != change.after:
+            return False
+        os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        return True
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=fd)
-
-
-def _give_back(fd: int, tmp: str, name: str, ours: tuple[int, int]) -> None:
-    """Another writer got in before our swap: its entry (now at `tmp`) goes back to `name`."""
-    rename_flags(fd, tmp, name, RENAME_EXCHANGE)
-    if _identity(fd, tmp) != ours:  # a third write replaced ours meanwhile: the newest stays
-        os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
 
 
 def _remove_one(fd: int, name: str, change: Change, max_bytes: int) -> bool:
