@@ -1,0 +1,1 @@
+"""The MCP client: servers from .mcp.json, the user config and plugins; their tools, prompts and resources."""
