@@ -119,7 +119,7 @@ class Agent:
 
     def provider_for_config(self, config: Config) -> tuple[Provider, str]:
         """The (cached) provider for `config`'s model; the warm-up builds it the same way."""
-        from coder_ls.llm.models import make_provider
+        from coder_ls.llm.factory import make_provider
 
         key = (config.provider, config.model if config.model == "scripted" else "", config.scripted_file or "")
         provider = self._providers.get(key)

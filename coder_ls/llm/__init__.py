@@ -19,7 +19,8 @@ from coder_ls.llm.base import (
     ToolSpec,
     Usage,
 )
-from coder_ls.llm.models import KNOWN_MODELS, ModelInfo, find_model, make_provider
+from coder_ls.llm.factory import make_provider
+from coder_ls.llm.models import KNOWN_MODELS, ModelInfo, find_model
 
 __all__ = [
     "KNOWN_MODELS",

@@ -1,4 +1,4 @@
-"""The known models and the factory that builds a provider from the configuration.
+"""The known models: ids, families, limits and how each thinks (the provider factory is `llm.factory`).
 
 Light on purpose: importing this module must not import the Anthropic SDK (that takes
 more than a second); `AnthropicProvider` imports it the first time a turn needs it.
@@ -16,13 +16,10 @@ Providers:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Literal
 
 import msgspec
 
-from coder_ls.llm.base import Provider, ProviderError
 from coder_ls.protocol.config import Config
 
 __all__ = [
@@ -35,7 +32,6 @@ __all__ = [
     "ModelInfo",
     "ThinkingStyle",
     "find_model",
-    "make_provider",
     "missing_key_message",
     "model_info",
     "model_supports_thinking",
@@ -191,46 +187,3 @@ def provider_name(config: Config) -> str:
     if config.model == "scripted":
         return "scripted"
     return config.provider or "anthropic"
-
-
-def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provider:
-    """Build the provider the configuration names.
-
-    Raises `ProviderError(kind="config")` with a message for the user when it cannot
-    be built (no API key, unknown provider, missing or malformed script file).
-    Does not import the Anthropic SDK and does not touch the network.
-    """
-    name = provider_name(config)
-    if name == "anthropic":
-        from coder_ls.llm.anthropic_provider import AnthropicProvider
-
-        api_key = (env.get("ANTHROPIC_API_KEY") or "").strip()
-        auth_token = (env.get("ANTHROPIC_AUTH_TOKEN") or "").strip()
-        if not api_key and not auth_token:
-            raise ProviderError("config", missing_key_message())
-        base_url = (env.get("ANTHROPIC_BASE_URL") or "").strip() or None
-        from coder_ls.llm.catalog import ModelCatalog, cache_file_for
-
-        catalog = ModelCatalog(cache_file_for(env, base_url, api_key or auth_token))
-        return AnthropicProvider(
-            api_key=api_key or None,
-            auth_token=None if api_key else auth_token,
-            base_url=base_url,
-            catalog=catalog,
-        )
-    if name == "scripted":
-        from coder_ls.llm.scripted import ScriptedProvider
-
-        file = config.scripted_file or env.get("CODER_SCRIPTED_FILE")
-        if not file:
-            raise ProviderError(
-                "config",
-                'The "scripted" provider needs a script: set "scriptedFile" in .coder/config.json '
-                "(a JSON file of turns, relative to the workspace root).",
-            )
-        path = Path(file).expanduser()
-        if not path.is_absolute():
-            path = root / path
-        return ScriptedProvider.from_file(path)
-    known = ", ".join(f'"{p}"' for p in PROVIDERS)
-    raise ProviderError("config", f'Unknown provider "{name}": use one of {known}.')

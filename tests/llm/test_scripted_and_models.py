@@ -22,7 +22,8 @@ from coder_ls.llm.base import (
     ToolCallDone,
     Usage,
 )
-from coder_ls.llm.models import KNOWN_MODELS, find_model, make_provider, model_supports_thinking
+from coder_ls.llm.factory import make_provider
+from coder_ls.llm.models import KNOWN_MODELS, find_model, model_supports_thinking
 from coder_ls.llm.scripted import SCRIPT_FINISHED_TEXT, ScriptedProvider
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.messages import Message, TextBlock
@@ -166,7 +167,7 @@ def test_sdk_not_imported_by_light_modules() -> None:
         "import sys, pathlib\n"
         "import coder_ls.llm, coder_ls.llm.base, coder_ls.llm.models, coder_ls.llm.scripted, coder_ls.llm.catalog\n"
         "import coder_ls.llm.anthropic_provider, coder_ls.llm.anthropic_convert\n"
-        "from coder_ls.llm.models import make_provider\n"
+        "from coder_ls.llm.factory import make_provider\n"
         "from coder_ls.protocol.config import Config\n"
         "make_provider(Config(), {'ANTHROPIC_API_KEY': 'k'}, pathlib.Path('.'))\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'httpx', 'httpx2'))\n"

@@ -1,0 +1,70 @@
+"""Build the provider the configuration names.
+
+Apart from `models` so that the model table imports nothing of the providers: the table
+sits below them (the catalog and the request plan read it), the factory above them.
+
+Providers:
+
+- `"anthropic"` (default): the Messages API. Needs `ANTHROPIC_API_KEY` (or
+  `ANTHROPIC_AUTH_TOKEN`) in the server's environment; `ANTHROPIC_BASE_URL`, when
+  set, points it at another endpoint (tests point it at a local fake server).
+- `"scripted"`: replays the JSON file named by `scriptedFile` (relative to the
+  workspace root; else the `CODER_SCRIPTED_FILE` environment variable), see
+  `coder_ls.llm.scripted`. Choosing the model `"scripted"` selects it too.
+
+Importing this module does not import the Anthropic SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from coder_ls.llm.base import Provider, ProviderError
+from coder_ls.llm.models import PROVIDERS, missing_key_message, provider_name
+from coder_ls.protocol.config import Config
+
+__all__ = ["make_provider"]
+
+
+def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provider:
+    """Build the provider the configuration names.
+
+    Raises `ProviderError(kind="config")` with a message for the user when it cannot
+    be built (no API key, unknown provider, missing or malformed script file).
+    Does not import the Anthropic SDK and does not touch the network.
+    """
+    name = provider_name(config)
+    if name == "anthropic":
+        from coder_ls.llm.anthropic_provider import AnthropicProvider
+
+        api_key = (env.get("ANTHROPIC_API_KEY") or "").strip()
+        auth_token = (env.get("ANTHROPIC_AUTH_TOKEN") or "").strip()
+        if not api_key and not auth_token:
+            raise ProviderError("config", missing_key_message())
+        base_url = (env.get("ANTHROPIC_BASE_URL") or "").strip() or None
+        from coder_ls.llm.catalog import ModelCatalog, cache_file_for
+
+        catalog = ModelCatalog(cache_file_for(env, base_url, api_key or auth_token))
+        return AnthropicProvider(
+            api_key=api_key or None,
+            auth_token=None if api_key else auth_token,
+            base_url=base_url,
+            catalog=catalog,
+        )
+    if name == "scripted":
+        from coder_ls.llm.scripted import ScriptedProvider
+
+        file = config.scripted_file or env.get("CODER_SCRIPTED_FILE")
+        if not file:
+            raise ProviderError(
+                "config",
+                'The "scripted" provider needs a script: set "scriptedFile" in .coder/config.json '
+                "(a JSON file of turns, relative to the workspace root).",
+            )
+        path = Path(file).expanduser()
+        if not path.is_absolute():
+            path = root / path
+        return ScriptedProvider.from_file(path)
+    known = ", ".join(f'"{p}"' for p in PROVIDERS)
+    raise ProviderError("config", f'Unknown provider "{name}": use one of {known}.')
