@@ -25,7 +25,7 @@ import os
 import shlex
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
@@ -47,9 +47,32 @@ from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved
 
 if TYPE_CHECKING:
-    from coder_ls.agent.tools.base import ToolContext
+    from coder_ls.engine.host import Host
+    from coder_ls.protocol.events import Event
 
 Action = Literal["allow", "ask", "deny"]
+
+
+class Asking(Protocol):
+    """What asking the user about a tool call reads (a tool's `ToolContext` has it): the
+    policy names these few fields instead of importing the tools it judges."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def host(self) -> Host: ...
+    @property
+    def grants(self) -> SessionGrants: ...
+    @property
+    def call_id(self) -> str: ...
+    @property
+    def actor(self) -> str: ...
+    @property
+    def emit(self) -> Callable[[Event], None]: ...
+
+
 CommandCheck = Callable[[str, Path], "str | None"]
 
 # no side effects of their own (a subagent's tools go through the policy one by one)
@@ -459,7 +482,7 @@ def describe_call(tool: str, input: Any, root: Path) -> str:
 
 
 async def approve(
-    ctx: ToolContext,
+    ctx: Asking,
     tool: str,
     input: Any,
     summary: str,
