@@ -235,7 +235,9 @@ class Subagents:
 
             runner = Subagents(self.agent, ctx, self.depth + 1) if deeper else None
             actor = f"Coder (subagent {definition.name})"
-            turn = Turn(ctx, tools, providers, specs, system=system, subagents=runner, actor=actor)
+            turn = Turn(
+                ctx, tools, providers, specs, system=system, subagents=runner, actor=actor, agent_type=definition.name
+            )
             await turn.run(RunAgent(prompt=prompt, plan=False))
             status = "completed" if result.status == "completed" else "failed"
             why = result.error.message if result.error else result.reply

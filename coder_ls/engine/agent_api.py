@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from coder_ls.engine.host import Host
 from coder_ls.engine.results import ResultBuilder
+from coder_ls.hooks.dispatch import no_hooks
+from coder_ls.hooks.records import AnyHookEvent, Verdict
+from coder_ls.hooks.settings import HookSpec
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import Event
@@ -60,6 +63,12 @@ def _no_subtasks(task_id: str, cancel: Callable[[], None]) -> Callable[[], None]
     return lambda: None
 
 
+class HookFire(Protocol):
+    """Fire an event's hooks (`coder_ls/hooks`); `scoped`: a running skill's or agent's own."""
+
+    async def __call__(self, event: AnyHookEvent, scoped: Sequence[HookSpec] = ()) -> Verdict: ...
+
+
 @dataclass(frozen=True)
 class TurnContext:
     """One submission's view of the engine, for the agent.
@@ -85,6 +94,7 @@ class TurnContext:
     register_subtask: Callable[[str, Callable[[], None]], Callable[[], None]] = field(default=_no_subtasks)
     # The tasks this user created here (recorded outside the workspace): only these resume.
     owned_tasks: OwnedIds | None = None
+    hooks: HookFire = field(default=no_hooks)  # the submission's hooks (events in coder_ls/hooks/records.py)
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""
