@@ -8,7 +8,7 @@ narrow `TurnContext`: it cannot edit the configuration store or the engine's cac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -19,7 +19,7 @@ from coder_ls.hooks.dispatch import no_hooks
 from coder_ls.hooks.records import AnyHookEvent, Verdict
 from coder_ls.hooks.settings import HookSpec
 from coder_ls.protocol.actions import RunAgent
-from coder_ls.protocol.config import Config, Rule
+from coder_ls.protocol.config import Config, HookEventName, HookGroup, Rule
 from coder_ls.protocol.events import Event
 from coder_ls.protocol.results import ModelData
 
@@ -53,6 +53,8 @@ class AgentDef:
     model: str | None
     prompt: str  # its system prompt (added after the fixed one)
     source: str  # builtin | workspace | user
+    # its `hooks:` front matter, active while it runs (a workspace agent's only once trusted)
+    hooks: Mapping[HookEventName, list[HookGroup]] = field(default_factory=dict)
 
 
 def _no_agents() -> Sequence[AgentDef]:

@@ -23,12 +23,12 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 
 from coder_ls.hooks.records import EVENT_NAMES
-from coder_ls.protocol.config import HookGroup
+from coder_ls.protocol.config import HookEventName, HookGroup
 from coder_ls.saferead import UnreadableFile, read_regular_file
 
 Origin = Literal["user", "workspace", "plugin", "skill", "agent"]
@@ -91,14 +91,26 @@ def parse_hooks(
             except msgspec.ValidationError as exc:
                 problems.append(HookProblem(source, f"{event}[{n}]: {exc}"))
                 continue
+            if any(not c.command.strip() for c in group.hooks):
+                problems.append(HookProblem(source, f"{event}[{n}]: an empty command (left out)"))
+            out += specs_of({cast(HookEventName, event): [group]}, source, origin, plugin_root)
+    return out
+
+
+def specs_of(
+    hooks: Mapping[HookEventName, list[HookGroup]], source: str, origin: Origin, plugin_root: str = ""
+) -> tuple[HookSpec, ...]:
+    """The runnable hooks of validated groups (a skill's or agent's front matter, a file's)."""
+    out = []
+    for event, groups in hooks.items():
+        for group in groups:
             for c in group.hooks:
                 command = c.command.replace("${CLAUDE_PLUGIN_ROOT}", plugin_root) if plugin_root else c.command
                 if not command.strip():
-                    problems.append(HookProblem(source, f"{event}[{n}]: an empty command"))
                     continue
                 timeout = c.timeout if c.timeout is not None and c.timeout > 0 else DEFAULT_TIMEOUT
                 out.append(HookSpec(event, group.matcher, command, timeout, c.fail_closed, source, origin, plugin_root))
-    return out
+    return tuple(out)
 
 
 def _read_json(path: Path, problems: list[HookProblem]) -> Any:
@@ -182,11 +194,6 @@ def plugin_hooks(plugin_root: Path, problems: list[HookProblem]) -> list[HookSpe
     (also set in the hook's environment). For the plugin loader (a typed `Plugin` record
     gives its root)."""
     return _hooks_of_file(plugin_root / "hooks" / "hooks.json", "plugin", problems, str(plugin_root))
-
-
-def front_matter_hooks(value: Any, source: str, origin: Origin, problems: list[HookProblem]) -> tuple[HookSpec, ...]:
-    """A skill's or agent's `hooks:` front matter (the same shape), active while it runs."""
-    return tuple(parse_hooks(value, source, origin, problems))
 
 
 def signature(root: Path, env: Mapping[str, str]) -> tuple[tuple[str, int, int], ...]:

@@ -323,3 +323,87 @@ async def test_a_slow_hook_times_out_and_the_secret_never_reaches_it(hs, hook_fa
     assert "timed out after 1s" in shown(hs)
     env = env_dump.read_text()
     assert "ANTHROPIC_API_KEY" not in env and f"CLAUDE_PROJECT_DIR={hs.root}" in env
+
+
+SKILL = """\
+---
+description: Release with a guard
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: "cat >> {log}; echo >> {log}"
+---
+Cut a release.
+"""
+
+AGENT = """\
+---
+name: checker
+description: Checks things
+tools: bash
+hooks:
+  PreToolUse:
+    - matcher: "Bash"
+      hooks:
+        - type: command
+          command: "cat >/dev/null; echo 'checker may not run commands' >&2; exit 2"
+---
+You check things.
+"""
+
+
+async def test_a_skills_own_hooks_run_during_its_turn_only(hs, hook_fake, project):
+    log = hs.root.parent / "skill-hook.jsonl"
+    skill = hs.root / ".claude" / "skills" / "release" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(SKILL.format(log=log))
+    await fresh(hs, hook_fake)
+    hook_fake.push(calls(tool_call("bash", {"command": "echo in-skill"}, "k1")), reply("released"))
+    result = await hs.execute("coder.input", {"text": "/release"})
+    assert result["status"] == "completed", result
+    (seen,) = inputs(log)
+    assert seen["tool_input"]["command"] == "echo in-skill"
+    hook_fake.push(calls(tool_call("bash", {"command": "echo after-skill"}, "k2")), reply("ok"))
+    await hs.execute("coder.input", {"text": "plain prompt"})
+    assert len(inputs(log)) == 1  # the skill's hook ended with its turn
+
+
+async def test_an_agents_own_hooks_and_subagent_stop(hs, hook_fake, project):
+    log = hs.root.parent / "substop.jsonl"
+    agent = hs.root / ".claude" / "agents" / "checker.md"
+    agent.parent.mkdir(parents=True)
+    agent.write_text(AGENT)
+    write_settings(project, {"SubagentStop": group(dump_stdin(log), "checker"), "Stop": group(dump_stdin(log))})
+    await fresh(hs, hook_fake)
+    hook_fake.push(
+        {**calls(tool_call("bash", {"command": "echo from-checker"}, "s1")), "when": "check the build"},
+        {**reply("checked"), "when": "checker may not run commands"},
+        calls(tool_call("task", {"agent": "checker", "prompt": "check the build"}, "t1")),
+        reply("done"),
+    )
+    result = await hs.execute("coder.input", {"text": "use the checker"})
+    assert result["status"] == "completed", result
+    sub_results = [r for r in hook_fake.message_requests if "checker may not run commands" in all_text(r)]
+    assert sub_results, "the agent's PreToolUse hook did not block its bash call"
+    substop, stop = inputs(log)
+    assert substop["hook_event_name"] == "SubagentStop" and substop["agent_type"] == "checker"
+    assert stop["hook_event_name"] == "Stop" and stop["last_assistant_message"] == "done"
+    # the agent's hook is its own: the main turn's bash is not blocked by it
+    hook_fake.push(calls(tool_call("bash", {"command": "echo main-$((5+5))"}, "m1")), reply("ok"))
+    await hs.execute("coder.input", {"text": "run"})
+    assert "main-10" in result_text(tool_results(hook_fake.message_requests[-1])["m1"])
+
+
+async def test_pre_compact_hears_the_trigger_and_the_instructions(hs, hook_fake, project):
+    log = hs.root.parent / "compact.jsonl"
+    write_settings(project, {"PreCompact": group(dump_stdin(log), "manual")})
+    await fresh(hs, hook_fake)
+    hook_fake.push(reply("the answer is 42"), reply("- asked: the answer (42)"))
+    await hs.execute("coder.input", {"text": "what is the answer?"})
+    result = await hs.execute("coder.compact", {"args": "keep the number"})
+    assert result["status"] == "completed", result
+    (seen,) = inputs(log)
+    assert seen["hook_event_name"] == "PreCompact" and seen["trigger"] == "manual"
+    assert seen["custom_instructions"] == "keep the number"
