@@ -44,7 +44,8 @@ from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
 from coder_ls.engine.tasks import AgentTask, ShellTask, task_for
 from coder_ls.engine.trust import OwnedIds
-from coder_ls.hooks.dispatch import Hooks
+from coder_ls.hooks.dispatch import Hooks, SessionHookState
+from coder_ls.hooks.records import SessionEnd, SessionEndReason
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.config import Config, Rule
@@ -444,7 +445,22 @@ class Engine:
                 self.host.show_message("warning", problem.describe())
         return defs
 
+    async def end_session(self, session: Session, reason: SessionEndReason, limit: float | None = None) -> None:
+        """SessionEnd hooks, for a session whose SessionStart ran (`limit`: seconds at most, then
+        they are killed: at shutdown the editor is waiting)."""
+        state = session.extension(SessionHookState, SessionHookState)
+        if not state.started:
+            return
+        state.started = False  # the next prompt starts it again (after /clear)
+        fire = self.hooks.bound(
+            session.id, self._transcript(session), lambda e: session.emit(e, ""), lambda: self.config.permissions
+        )
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(fire(SessionEnd(reason=reason)), limit)
+
     async def shutdown(self) -> None:
+        for session in self.sessions.loaded_sessions():
+            await self.end_session(session, "other", limit=5.0)
         await self.sessions.close_all()
         if self._checkpoints is not None:
             self._checkpoints.close()

@@ -376,6 +376,7 @@ class ResetTask:
 
     async def run(self, ctx: TaskContext) -> None:
         manager, old, b = ctx.engine.sessions, ctx.session, ctx.result
+        await ctx.engine.end_session(old, "clear")  # SessionEnd hooks; the next prompt starts it again
         if self.kind == "clear":
             old.clear_context()
             ctx.sub.emit(SessionChanged(reason="clear"))

@@ -78,8 +78,11 @@ class PreCompact(HookEvent, frozen=True, tag="PreCompact"):
     custom_instructions: str = ""
 
 
+SessionEndReason = Literal["clear", "logout", "prompt_input_exit", "other"]
+
+
 class SessionEnd(HookEvent, frozen=True, tag="SessionEnd"):
-    reason: Literal["clear", "logout", "prompt_input_exit", "other"] = "other"
+    reason: SessionEndReason = "other"
 
 
 class Notification(HookEvent, frozen=True, tag="Notification"):

@@ -407,3 +407,17 @@ async def test_pre_compact_hears_the_trigger_and_the_instructions(hs, hook_fake,
     (seen,) = inputs(log)
     assert seen["hook_event_name"] == "PreCompact" and seen["trigger"] == "manual"
     assert seen["custom_instructions"] == "keep the number"
+
+
+async def test_session_end_fires_when_the_session_is_replaced(hs, hook_fake, project):
+    log = hs.root.parent / "end.jsonl"
+    write_settings(project, {"SessionEnd": group(dump_stdin(log)), "SessionStart": group(dump_stdin(log))})
+    await fresh(hs, hook_fake)
+    hook_fake.push(reply("hi"))
+    await hs.execute("coder.input", {"text": "hello"})
+    first = result_session(hs)
+    result = await hs.execute("coder.new", {})
+    assert result["status"] == "completed", result
+    start, end = inputs(log)
+    assert (start["hook_event_name"], start["source"]) == ("SessionStart", "startup")
+    assert (end["hook_event_name"], end["reason"], end["session_id"]) == ("SessionEnd", "clear", first)

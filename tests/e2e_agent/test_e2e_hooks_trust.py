@@ -6,6 +6,8 @@ runs, trusted or not."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -101,3 +103,22 @@ async def test_a_symlinked_claude_folder_leading_outside_never_runs(tmp_path, ho
         assert "ran-s1" in result_text(block)
         assert not marker.exists()
         assert "leads outside the workspace (a symlink): ignored" in shown(s)
+
+
+async def test_session_end_runs_at_shutdown_and_cannot_hold_it(tmp_path, hook_fake):
+    root = init_git(tmp_path / "ws", {"app.py": APP})
+    home = tmp_path / f"home-{root.name}"
+    log = tmp_path / "end.jsonl"
+    slow = tmp_path / "slow-end"
+    hooks = {"SessionEnd": [*group(f"cat >> {log}"), *group(f"cat >/dev/null; sleep 30; touch {slow}")]}
+    write_settings(home / ".claude" / "settings.json", hooks)  # the user's own: no /trust needed
+    loop = asyncio.get_running_loop()
+    async with hooks_server(root, hook_fake) as s:
+        await fresh(s, hook_fake)
+        hook_fake.push(reply("hi"))
+        await s.execute("coder.input", {"text": "hello"})
+        start = loop.time()
+    assert loop.time() - start < 9  # the slow hook was cut short (5 s), not waited for
+    assert json.loads(log.read_text())["reason"] == "other"
+    await asyncio.sleep(0.2)
+    assert not slow.exists()
