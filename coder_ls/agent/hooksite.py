@@ -51,6 +51,8 @@ class ToolGate(msgspec.Struct, frozen=True):
 def fold(decision: Decision, verdict: Verdict, preset: str) -> Decision:
     hook = verdict.decision
     why = f" ({verdict.reason})" if verdict.reason else ""
+    if verdict.stop and decision.action != "deny":  # `continue: false`: nothing more runs this turn
+        return Decision("deny", f"a hook stopped the turn ({verdict.stop_reason or 'no reason given'})")
     if decision.action == "deny" or hook == "none":
         return decision
     if hook in ("deny", "block"):

@@ -418,6 +418,20 @@ async def test_session_end_fires_when_the_session_is_replaced(hs, hook_fake, pro
     first = result_session(hs)
     result = await hs.execute("coder.new", {})
     assert result["status"] == "completed", result
-    start, end = inputs(log)
+    start, end = [d for d in inputs(log) if d["session_id"] == first]  # (fresh() ended the previous one)
     assert (start["hook_event_name"], start["source"]) == ("SessionStart", "startup")
     assert (end["hook_event_name"], end["reason"], end["session_id"]) == ("SessionEnd", "clear", first)
+
+
+async def test_continue_false_stops_the_call_and_ends_the_turn(hs, hook_fake, project):
+    stop = 'cat >/dev/null; echo \'{"continue": false, "stopReason": "budget exhausted"}\''
+    write_settings(project, {"PreToolUse": group(stop, "Bash")})
+    await fresh(hs, hook_fake)
+    marker = hs.root / "ran-anyway"
+    hook_fake.push(calls(tool_call("bash", {"command": f"touch {marker}"}, "x1")))
+    result = await hs.execute("coder.input", {"text": "go"})
+    assert result["status"] == "completed", result
+    assert not marker.exists() and len(hook_fake.message_requests) == 1  # no further model step
+    assert any("budget exhausted" in e["message"] for e in hs.events_of("notice"))
+    hook_fake.push(reply("next turn works"))
+    assert (await hs.execute("coder.input", {"text": "again"}))["reply"] == "next turn works"
