@@ -435,3 +435,22 @@ async def test_continue_false_stops_the_call_and_ends_the_turn(hs, hook_fake, pr
     assert any("budget exhausted" in e["message"] for e in hs.events_of("notice"))
     hook_fake.push(reply("next turn works"))
     assert (await hs.execute("coder.input", {"text": "again"}))["reply"] == "next turn works"
+
+
+async def test_a_projects_own_guard_script_reads_file_path_under_claude_project_dir(hs, hook_fake, project):
+    # xstaudi/Beatgrid-Master .claude/hooks/import-guard.sh: jq, CLAUDE_PROJECT_DIR, an absolute file_path
+    write_settings(project, {"PreToolUse": group(f"bash {CORPUS}/import-guard.sh", "Edit|Write")})
+    await fresh(hs, hook_fake)
+    hook_fake.push(
+        calls(
+            tool_call("write", {"path": "node_modules/lib/index.js", "content": "x\n"}, "i1"),
+            tool_call("write", {"path": "src/ok.js", "content": "ok\n"}, "i2"),
+        ),
+        reply("ok"),
+    )
+    await hs.execute("coder.input", {"text": "write"})
+    results = tool_results(hook_fake.message_requests[1])
+    assert results["i1"].get("is_error") and "node_modules darf nicht editiert werden" in result_text(results["i1"])
+    assert not (hs.root / "node_modules").exists()
+    assert not results["i2"].get("is_error") and (hs.root / "src" / "ok.js").read_text() == "ok\n"
+    shutil.rmtree(hs.root / "src")
