@@ -127,3 +127,40 @@ async def test_a_hook_that_never_reads_its_stdin_still_finishes(tmp_path: Path) 
     spec = HookSpec("PreToolUse", "", "exit 0", 30, False, "t", "user")
     run = await run_hook(spec, b"x" * (4 * 1024 * 1024), tmp_path)  # more than a pipe holds
     assert run.exit_code == 0 and not run.failed
+
+
+def _run(code: int | None, stdout: str = "", stderr: str = "", fail_closed: bool = False):
+    from coder_ls.hooks.runner import HookRun
+
+    spec = HookSpec("PreToolUse", "", "guard.sh", 60, fail_closed, "t", "user")
+    return HookRun(spec, code, stdout, stderr, 1, error="" if code is not None else "timed out after 60s")
+
+
+@pytest.mark.parametrize(
+    ("event", "run", "decision", "blocked", "reason"),
+    [
+        ("PreToolUse", _run(2, stderr="no rm"), "deny", True, "no rm"),
+        ("PostToolUse", _run(2, stderr="lint failed"), "block", False, "lint failed"),  # the tool ran already
+        ("Stop", _run(2, stderr="tests first"), "block", True, "tests first"),
+        ("UserPromptSubmit", _run(2, stderr="no secrets"), "block", True, "no secrets"),
+        ("SessionStart", _run(2, stderr="meh"), "none", False, ""),  # cannot block: shown to the user
+        ("PreToolUse", _run(1, stderr="Traceback"), "none", False, ""),  # Claude Code: non-blocking
+        ("PreToolUse", _run(1, stderr="Traceback", fail_closed=True), "deny", True, "A guard hook failed"),
+        ("PreToolUse", _run(None, fail_closed=True), "deny", True, "timed out after 60s"),
+        ("PreToolUse", _run(0, '{"decision": "approve"}'), "allow", False, ""),  # the older form
+        ("PreToolUse", _run(0, '{"decision": "block", "reason": "old"}'), "deny", True, "old"),
+        ("PreToolUse", _run(0, "not json at all"), "none", False, ""),
+    ],
+)
+def test_exit_codes_and_json_as_claude_code_defines_them(event, run, decision, blocked, reason) -> None:
+    verdict = interpret(event, run)
+    assert (verdict.decision, verdict.blocked) == (decision, blocked)
+    assert reason in verdict.reason
+
+
+def test_plain_stdout_is_context_only_where_claude_code_says_so() -> None:
+    assert interpret("SessionStart", _run(0, "the build is green")).context == ("the build is green",)
+    assert interpret("UserPromptSubmit", _run(0, "it is Friday")).context == ("it is Friday",)
+    assert interpret("PreToolUse", _run(0, "chatter")).context == ()
+    shown = interpret("SessionStart", _run(2, stderr="meh")).messages
+    assert shown and "meh" in shown[0]
