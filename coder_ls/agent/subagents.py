@@ -216,7 +216,8 @@ class Subagents:
 
         result = ResultBuilder(parent.result.session_id, parent.result.submission_id)
         sub = SubSession(parent.session)
-        ctx = dataclasses.replace(parent, session=cast(Any, sub), emit=emit, report=report, result=result)
+        hooks = parent.hooks.for_emit(emit)  # its hookRan events are the subagent's
+        ctx = dataclasses.replace(parent, session=cast(Any, sub), emit=emit, report=report, result=result, hooks=hooks)
         emit(SubagentStarted(agent=definition.name, prompt=shown[:2000]))
         status = "failed"
         turn: Turn | None = None

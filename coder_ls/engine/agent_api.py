@@ -70,6 +70,8 @@ class HookFire(Protocol):
 
     async def __call__(self, event: AnyHookEvent, scoped: Sequence[HookSpec] = ()) -> Verdict: ...
 
+    def for_emit(self, emit: Callable[[Event], None]) -> HookFire: ...
+
 
 @dataclass(frozen=True)
 class TurnContext:

@@ -127,10 +127,22 @@ class BoundHooks:
         )
         return await self.hooks.fire(full, self.emit, scoped)
 
+    def for_emit(self, emit: Callable[[Event], None]) -> BoundHooks:
+        """The same firer reporting through `emit` (a subagent's, so its `hookRan` carries its id)."""
+        return BoundHooks(self.hooks, self.session_id, self.transcript, emit, self.mode)
 
-async def no_hooks(event: AnyHookEvent, scoped: Sequence[HookSpec] = ()) -> Verdict:
+
+class NoHooks:
     """The firer where no hooks exist (headless tools, unit tests)."""
-    return NO_VERDICT
+
+    async def __call__(self, event: AnyHookEvent, scoped: Sequence[HookSpec] = ()) -> Verdict:
+        return NO_VERDICT
+
+    def for_emit(self, emit: Callable[[Event], None]) -> NoHooks:
+        return self
+
+
+no_hooks = NoHooks()
 
 
 class SessionHookState:

@@ -387,6 +387,8 @@ async def test_an_agents_own_hooks_and_subagent_stop(hs, hook_fake, project):
     assert result["status"] == "completed", result
     sub_results = [r for r in hook_fake.message_requests if "checker may not run commands" in all_text(r)]
     assert sub_results, "the agent's PreToolUse hook did not block its bash call"
+    sub_runs = [e for e in hs.events_of("hookRan") if e["event"] in ("PreToolUse", "SubagentStop")]
+    assert sub_runs and all(e.get("agentId") for e in sub_runs)  # shown inside the subagent's block
     substop, stop = inputs(log)
     assert substop["hook_event_name"] == "SubagentStop" and substop["agent_type"] == "checker"
     assert stop["hook_event_name"] == "Stop" and stop["last_assistant_message"] == "done"
