@@ -6,10 +6,13 @@ when the last step used most of the model's context window.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.streaming import watched
 from coder_ls.agent.tools import ToolSpec
 from coder_ls.engine.agent_api import TurnContext
+from coder_ls.hooks.records import PreCompact
 from coder_ls.llm.base import Provider, ProviderRequest, Restart, TextDelta
 from coder_ls.protocol.events import ContextCompacted
 from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock
@@ -56,9 +59,11 @@ async def summarise(
     *,
     system: str | None = None,
     messages: list[Message] | None = None,
+    trigger: Literal["manual", "auto"] = "manual",
 ) -> str:
     """Ask the model for the summary (same system prompt and tools: the cache prefix holds)
-    of `messages` (default: the whole context)."""
+    of `messages` (default: the whole context). PreCompact hooks run first (they cannot stop it)."""
+    await ctx.hooks(PreCompact(trigger=trigger, custom_instructions=instructions))
     older = ctx.session.context if messages is None else messages
     ask = ASK + (f"\n\nAlso: {instructions.strip()}" if instructions.strip() else "")
     messages = merge_roles([*older, Message(role="user", content=[TextBlock(text=ask)])])

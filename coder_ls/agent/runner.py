@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from coder_ls.engine.agent_api import SkillInfo, TurnContext
+from coder_ls.hooks.settings import specs_of
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import CompactedData, ModelData
@@ -192,7 +193,8 @@ class Agent:
                 return self.system(config, ctx.skills())
 
             runner = Subagents(self, ctx, depth=0) if may_start else None
-            turn = Turn(ctx, tools, providers, specs, system=system, subagents=runner)
+            hooks = specs_of(action.hooks, action.hooks_source, "skill")  # the skill's own, this turn only
+            turn = Turn(ctx, tools, providers, specs, system=system, subagents=runner, hooks=hooks)
         except ProviderError as exc:
             ctx.result.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)
             return

@@ -25,6 +25,7 @@ import msgspec
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.agent_api import AgentDef, TurnContext
 from coder_ls.engine.results import ResultBuilder
+from coder_ls.hooks.settings import specs_of
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.events import Event, SubagentFinished, SubagentStarted, SubagentUsage
 from coder_ls.protocol.messages import Message, TextBlock
@@ -215,7 +216,8 @@ class Subagents:
 
         result = ResultBuilder(parent.result.session_id, parent.result.submission_id)
         sub = SubSession(parent.session)
-        ctx = dataclasses.replace(parent, session=cast(Any, sub), emit=emit, report=report, result=result)
+        hooks = parent.hooks.for_emit(emit)  # its hookRan events are the subagent's
+        ctx = dataclasses.replace(parent, session=cast(Any, sub), emit=emit, report=report, result=result, hooks=hooks)
         emit(SubagentStarted(agent=definition.name, prompt=shown[:2000]))
         status = "failed"
         turn: Turn | None = None
@@ -235,7 +237,17 @@ class Subagents:
 
             runner = Subagents(self.agent, ctx, self.depth + 1) if deeper else None
             actor = f"Coder (subagent {definition.name})"
-            turn = Turn(ctx, tools, providers, specs, system=system, subagents=runner, actor=actor)
+            turn = Turn(
+                ctx,
+                tools,
+                providers,
+                specs,
+                system=system,
+                subagents=runner,
+                actor=actor,
+                agent_type=definition.name,
+                hooks=specs_of(definition.hooks, f"agent {definition.name}", "agent"),
+            )
             await turn.run(RunAgent(prompt=prompt, plan=False))
             status = "completed" if result.status == "completed" else "failed"
             why = result.error.message if result.error else result.reply

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder_ls.agent.compact import AUTO_COMPACT_SHARE, apply_summary, merge_roles, summarise
 from coder_ls.agent.complexity import TODO_REMINDER, is_complex
+from coder_ls.agent.hooksite import HookSites
 from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.review import question_diff, review_call
@@ -59,6 +60,7 @@ from coder_ls.protocol.results import ErrorInfo, UsageData
 from coder_ls.saferead import read_text_or_none
 
 if TYPE_CHECKING:
+    from coder_ls.hooks.settings import HookSpec
     from coder_ls.llm.base import Provider
 
 ProviderGetter = Callable[[TurnContext], "tuple[Provider, str]"]
@@ -104,6 +106,8 @@ class Turn:
         system: Callable[[Config], str] | None = None,
         subagents: SubagentRunner | None = None,
         actor: str = "Coder",
+        hooks: Sequence[HookSpec] = (),  # a skill's or agent's own, while it runs
+        agent_type: str | None = None,  # a subagent's definition (its hooks fire SubagentStop)
     ) -> None:
         self.turn, self.b, self.tools, self.providers = ctx, ctx.result, tools, providers
         self._system = system
@@ -129,6 +133,7 @@ class Turn:
         self.verify_attempts = 0
         self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
         self._checked: tuple[str, Path, str | None] | None = None  # the policy's last command check
+        self.hooks = HookSites(ctx, hooks, agent_type)
 
     @property
     def config(self) -> Config:
@@ -149,7 +154,12 @@ class Turn:
 
     async def run(self, action: RunAgent) -> None:
         self.turn_grants = action.grants
-        text = action.prompt + _selection_text(self.turn, action)
+        gate, added = await self.hooks.prompt(action.prompt)
+        if gate.blocked or self.hooks.stopped is not None:
+            why = gate.reason if gate.blocked else self.hooks.stopped
+            self.b.fail("hook_blocked", f"A hook blocked this prompt: {why}", mode="nl")
+            return
+        text = action.prompt + _selection_text(self.turn, action) + added
         if action.plan and is_complex(action.prompt):
             first_line = action.prompt.strip().splitlines()[0] if action.prompt.strip() else action.prompt
             self.session.todos[:] = [TodoItem(content=first_line[:120], status="in_progress", id="1")]
@@ -173,8 +183,13 @@ class Turn:
                 final_text = text_out
             if calls:
                 await self.run_calls(calls)
+                if self.hooks.stopped is not None:
+                    break
                 continue
             if await self.maybe_verify():
+                continue
+            if (more := await self.hooks.stop(final_text)) is not None:
+                self.record(Message(role="user", content=[TextBlock(text=more)]))
                 continue
             break
         if action.review and not self.ctx.findings:
@@ -254,7 +269,9 @@ class Turn:
         if used < AUTO_COMPACT_SHARE * self.context_limit or len(self.session.context) < 3:
             return True
         try:
-            summary = await summarise(self.turn, self.provider, self.model, self.specs, "", system=self.system())
+            summary = await summarise(
+                self.turn, self.provider, self.model, self.specs, "", system=self.system(), trigger="auto"
+            )
         except ProviderError as exc:
             message = f"Automatic compaction failed: {exc.message}"
             self.b.fail(exc.kind, message, mode="nl")
@@ -298,25 +315,30 @@ class Turn:
         if tool is None:
             text, is_error = f"Unknown tool {call.name!r}. Tools: {', '.join(self.tools.names())}.", True
         else:
+            gate = await self.hooks.before_tool(call)  # PreToolUse: may change the input, never widen the rules
+            call_input = gate.input
             decision = decide(
                 call.name,
-                call.input,
+                call_input,
                 self.config,
                 self.ctx.grants,
                 root=self.turn.root,
                 check_command=self.check_in_cwd,
                 turn_grants=self.turn_grants,
             )
+            decision = gate.settle(decision, self.config.permissions)
+            if decision.action == "ask" and not review_call(self.ctx, call.name, call_input):
+                decision = await self.hooks.permission(call, call_input, decision, self.config.permissions)
             text, is_error = "", False
             if decision.action == "deny":
                 text, is_error = f"Not allowed: {decision.reason}", True
-            elif decision.action == "ask" and review_call(self.ctx, call.name, call.input):
+            elif decision.action == "ask" and review_call(self.ctx, call.name, call_input):
                 self.ctx.review_edit = call.name  # the edit itself is the question (section 15)
             elif decision.action == "ask":
-                summary = describe_call(call.name, call.input, self.turn.root)
-                diff = question_diff(self.ctx, call.name, call.input)
+                summary = describe_call(call.name, call_input, self.turn.root)
+                diff = question_diff(self.ctx, call.name, call_input)
                 answer = await approve(
-                    self.ctx, call.name, call.input, summary, self.persist_rule, call_id=call.id, detail=diff
+                    self.ctx, call.name, call_input, summary, self.persist_rule, call_id=call.id, detail=diff
                 )
                 if not answer.allowed:
                     text, is_error = answer.message, True
@@ -325,11 +347,12 @@ class Turn:
                 if decision.action == "allow" and self._checked is not None and self._checked[2] is None:
                     self.ctx.checked = self._checked[:2]  # no question was awaited: nothing ran since
                 try:
-                    output = await tool.call(self.ctx, call.input)
+                    output = await tool.call(self.ctx, call_input)
                 finally:
                     self.ctx.review_edit = None
                     self.ctx.checked = None
-                text, is_error = output.text, output.is_error
+                text = await self.hooks.after_tool(call, call_input, output.text, output.is_error)
+                is_error = output.is_error
         self.turn.emit(ToolCallEnd(call_id=call.id, output=text, is_error=is_error))
         return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error)
 

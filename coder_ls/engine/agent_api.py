@@ -8,15 +8,18 @@ narrow `TurnContext`: it cannot edit the configuration store or the engine's cac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from coder_ls.engine.host import Host
 from coder_ls.engine.results import ResultBuilder
+from coder_ls.hooks.dispatch import no_hooks
+from coder_ls.hooks.records import AnyHookEvent, Verdict
+from coder_ls.hooks.settings import HookSpec
 from coder_ls.protocol.actions import RunAgent
-from coder_ls.protocol.config import Config, Rule
+from coder_ls.protocol.config import Config, HookEventName, HookGroup, Rule
 from coder_ls.protocol.events import Event
 from coder_ls.protocol.results import ModelData
 
@@ -50,6 +53,8 @@ class AgentDef:
     model: str | None
     prompt: str  # its system prompt (added after the fixed one)
     source: str  # builtin | workspace | user
+    # its `hooks:` front matter, active while it runs (a workspace agent's only once trusted)
+    hooks: Mapping[HookEventName, list[HookGroup]] = field(default_factory=dict)
 
 
 def _no_agents() -> Sequence[AgentDef]:
@@ -58,6 +63,14 @@ def _no_agents() -> Sequence[AgentDef]:
 
 def _no_subtasks(task_id: str, cancel: Callable[[], None]) -> Callable[[], None]:
     return lambda: None
+
+
+class HookFire(Protocol):
+    """Fire an event's hooks (`coder_ls/hooks`); `scoped`: a running skill's or agent's own."""
+
+    async def __call__(self, event: AnyHookEvent, scoped: Sequence[HookSpec] = ()) -> Verdict: ...
+
+    def for_emit(self, emit: Callable[[Event], None]) -> HookFire: ...
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,7 @@ class TurnContext:
     register_subtask: Callable[[str, Callable[[], None]], Callable[[], None]] = field(default=_no_subtasks)
     # The tasks this user created here (recorded outside the workspace): only these resume.
     owned_tasks: OwnedIds | None = None
+    hooks: HookFire = field(default=no_hooks)  # the submission's hooks (events in coder_ls/hooks/records.py)
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""

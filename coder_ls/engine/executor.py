@@ -44,6 +44,8 @@ from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
 from coder_ls.engine.tasks import AgentTask, ShellTask, task_for
 from coder_ls.engine.trust import OwnedIds
+from coder_ls.hooks.dispatch import Hooks, SessionHookState
+from coder_ls.hooks.records import SessionEnd, SessionEndReason
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.config import Config, Rule
@@ -89,6 +91,13 @@ class Engine:
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
         self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (engine/trust.py)
+        self.hooks = Hooks(
+            root,
+            env,
+            trusted=self.config_store.workspace_trusted,  # the gate's row `hooks`
+            secrets=lambda: self.config.secrets.env_names,
+            show=lambda kind, message: host.show_message("warning" if kind == "warning" else "info", message),
+        )
         self.refresh_commands()
         from coder_ls.userdirs import fallback_note
 
@@ -186,7 +195,16 @@ class Engine:
             agents=self.agent_defs,
             register_subtask=self._register_subtask,
             owned_tasks=self.owned_tasks,
+            hooks=self.hooks.bound(
+                sub.session.id, self._transcript(sub.session), sub.emit, lambda: self.config.permissions
+            ),
         )
+
+    def _transcript(self, session: Session) -> str:
+        """The session's log, as a hook's `transcript_path` ("" when sessions are not kept)."""
+        from coder_ls.store.log import log_path
+
+        return str(log_path(self.root, session.id)) if self.sessions.persist else ""
 
     def _register_subtask(self, task_id: str, cancel: Callable[[], None]) -> Callable[[], None]:
         self._subtasks[task_id] = cancel
@@ -427,7 +445,22 @@ class Engine:
                 self.host.show_message("warning", problem.describe())
         return defs
 
+    async def end_session(self, session: Session, reason: SessionEndReason, limit: float | None = None) -> None:
+        """SessionEnd hooks, for a session whose SessionStart ran (`limit`: seconds at most, then
+        they are killed: at shutdown the editor is waiting)."""
+        state = session.extension(SessionHookState, SessionHookState)
+        if not state.started:
+            return
+        state.started = False  # the next prompt starts it again (after /clear)
+        fire = self.hooks.bound(
+            session.id, self._transcript(session), lambda e: session.emit(e, ""), lambda: self.config.permissions
+        )
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(fire(SessionEnd(reason=reason)), limit)
+
     async def shutdown(self) -> None:
+        for session in self.sessions.loaded_sessions():
+            await self.end_session(session, "other", limit=5.0)
         await self.sessions.close_all()
         if self._checkpoints is not None:
             self._checkpoints.close()

@@ -78,6 +78,9 @@ class SessionManager:
     def loaded_count(self) -> int:
         return len(self._sessions)
 
+    def loaded_sessions(self) -> list[Session]:
+        return list(self._sessions.values())
+
     def find_active(self, submission_id: str) -> SubmissionState | None:
         for session in self._sessions.values():
             state = session.active.get(submission_id)

@@ -188,7 +188,15 @@ class PromptCommandTask:
         except InlineRefused as exc:
             ctx.result.fail("refused", f"Refused command in the prompt: {exc}")
             return
-        turn = RunAgent(prompt=prompt, model=a.model, grants=a.grants, fork=a.fork, command=f"/{a.name}")
+        turn = RunAgent(
+            prompt=prompt,
+            model=a.model,
+            grants=a.grants,
+            fork=a.fork,
+            command=f"/{a.name}",
+            hooks=a.hooks,
+            hooks_source=a.hooks_source,
+        )
         await AgentTask(turn).run(ctx)
 
     async def _approved(self, ctx: TaskContext) -> bool:
@@ -368,6 +376,7 @@ class ResetTask:
 
     async def run(self, ctx: TaskContext) -> None:
         manager, old, b = ctx.engine.sessions, ctx.session, ctx.result
+        await ctx.engine.end_session(old, "clear")  # SessionEnd hooks; the next prompt starts it again
         if self.kind == "clear":
             old.clear_context()
             ctx.sub.emit(SessionChanged(reason="clear"))

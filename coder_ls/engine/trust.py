@@ -94,9 +94,12 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
     ),
     BoundaryRow(
         "hooks",
-        "`.claude/settings.json` hooks",
-        "ignored (not built yet: ignored until trusted when it is)",
-        "not built yet",
+        "`.claude/settings.json`, `.claude/settings.local.json`, `hooks` in `.coder/config.json`, "
+        "a workspace skill's or agent's `hooks:` front matter",
+        "none runs (said once: how many wait for `/trust`); a file reached through a symlink leading out "
+        "of the workspace never runs, trusted or not",
+        "they run as the user's hooks (not sandboxed, scrubbed environment, a timeout); a hook's `allow` "
+        "never beats a deny rule, the refused-command check or a protected path",
     ),
 )
 

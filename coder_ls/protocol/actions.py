@@ -11,6 +11,7 @@ from typing import Literal
 import msgspec
 
 from coder_ls.protocol.args import SelectionContext
+from coder_ls.protocol.config import HookEventName, HookGroup
 from coder_ls.protocol.results import Data
 from coder_ls.protocol.tasks import TaskRequest
 
@@ -40,6 +41,9 @@ class RunAgent(msgspec.Struct, frozen=True):
     fork: str | None = None  # `context: fork`: run as this subagent, the session keeps only a note
     task: TaskRequest | None = None  # `/task`: plan and run the goal with subagents (section 14)
     command: str = ""  # the command that started it (`/name`), for that note
+    # a skill's own hooks (its `hooks:` front matter), active during this turn only; `hooks_source` its file
+    hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)
+    hooks_source: str = ""
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):
@@ -54,6 +58,8 @@ class RunPromptCommand(msgspec.Struct, frozen=True):
     name: str = ""
     # an untrusted workspace's file (its path): `commands` run only after the user approves them
     confirm_commands: str | None = None
+    hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)  # see RunAgent.hooks
+    hooks_source: str = ""
 
 
 class RunShell(msgspec.Struct, frozen=True):

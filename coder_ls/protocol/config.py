@@ -73,6 +73,36 @@ class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     default_budget: PositiveInt = 500_000  # tokens a /task may use before it pauses
 
 
+HookEventName = Literal[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionEnd",
+    "Notification",
+]
+
+
+class HookCommand(msgspec.Struct, frozen=True, rename="camel"):
+    """One hook in Claude Code's format (`type: "command"`), plus `failClosed`: its failure
+    (a crash, an exit other than 0 and 2, a timeout) blocks instead of letting the action through."""
+
+    type: Literal["command"]
+    command: str
+    timeout: PositiveFloat | None = None  # seconds (default 60)
+    fail_closed: bool = False
+
+
+class HookGroup(msgspec.Struct, frozen=True):
+    hooks: list[HookCommand]
+    matcher: str = ""
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
@@ -102,3 +132,6 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # The longest silence on a model request (no byte of the response) before it is given
     # up as stalled and retried; from 10 s of silence on, the progress says so.
     request_timeout_seconds: PositiveFloat = 120.0
+    # Hooks in Claude Code's format. Validated here with the rest; `coder_ls/hooks` runs them
+    # per file (the user's and, once trusted, the workspace's: every source's run, none replaces another's).
+    hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)

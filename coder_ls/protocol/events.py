@@ -184,6 +184,16 @@ class Notice(Event, tag="notice"):
     message: str
 
 
+class HookRan(Event, tag="hookRan"):
+    """A hook ran (contract: hooks): its event, a short name (its command's first line),
+    what it decided (`allow`, `deny`, `ask`, `block`, `none`, `failed`) and how long it took."""
+
+    event: str
+    name: str
+    decision: str
+    ms: int
+
+
 AnyEvent = (
     UserMessage
     | AssistantDelta
@@ -211,4 +221,5 @@ AnyEvent = (
     | TurnFinished
     | ErrorEvent
     | Notice
+    | HookRan
 )

@@ -107,7 +107,12 @@ def load_agents(dirs: list[tuple[Path, Origin]], *, trusted: bool = False) -> tu
                     problems.append(LoadProblem(path, f"unknown tools {', '.join(unknown)} (left out)", skipped=False))
                 tools = tuple(_TOOL_NAMES[t.lower()] for t in meta.tools if t.lower() in _TOOL_NAMES)
             description = meta.description or (body.splitlines()[0][:80] if body else name)
-            found[name] = AgentDef(name, description, tools, model, body, source)
+            hooks = meta.hooks
+            if hooks and not acts_as_user(source, trusted):
+                message = "its hooks run only after you trust this workspace with /trust"
+                problems.append(LoadProblem(path, message, skipped=False))
+                hooks = {}
+            found[name] = AgentDef(name, description, tools, model, body, source, hooks)
     for builtin in BUILTIN_AGENTS:
         found.setdefault(builtin.name, builtin)
     return list(found.values()), problems

@@ -101,6 +101,8 @@ def _handler(
             fork=fork,
             name=name,
             confirm_commands=str(confirm) if confirm is not None else None,
+            hooks=meta.hooks if confirm is None else {},  # a workspace file's hooks wait for /trust
+            hooks_source=str(skill_dir or name),
         )
         return CommandOutcome(actions=[action])
 
@@ -168,6 +170,9 @@ def load_commands(
             else:
                 if meta.allowed_tools:
                     message = "allowed-tools grant nothing until you trust this workspace with /trust"
+                    problems.append(LoadProblem(path, message, skipped=False))
+                if meta.hooks:
+                    message = "its hooks run only after you trust this workspace with /trust"
                     problems.append(LoadProblem(path, message, skipped=False))
                 if meta.model:  # the repo does not choose what the user pays for
                     message = f"model {meta.model!r} is ignored until you trust this workspace with /trust"

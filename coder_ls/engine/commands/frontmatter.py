@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from coder_ls.protocol.config import HookEventName, HookGroup
+
 # `argument-hint: [file] [focus]` is the usual way to write a hint, and is not YAML (a flow
 # list, then more): a value that starts with `[` is taken as the text it reads as.
 _HINT_LINE = re.compile(r"^(argument-hint[ \t]*:[ \t]*)(\[.*?)[ \t]*$", re.MULTILINE | re.IGNORECASE)
@@ -38,6 +40,7 @@ class CommandMeta(msgspec.Struct, frozen=True):
     agent: str = ""
     disable_model_invocation: bool = False
     user_invocable: bool = True
+    hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)  # while it runs
 
 
 _TEXT_KEYS = {
@@ -82,6 +85,14 @@ def _tools(value: Any) -> tuple[str, ...]:
     raise FrontMatterError("'allowed-tools' must be a list of tool names or one comma-separated string")
 
 
+def _hooks(value: Any) -> dict[HookEventName, list[HookGroup]]:
+    """`hooks:` in Claude Code's settings shape (only `type: command` hooks)."""
+    try:
+        return msgspec.convert(value or {}, dict[HookEventName, list[HookGroup]])
+    except msgspec.ValidationError as exc:
+        raise FrontMatterError(f"'hooks' is not in Claude Code's hooks format: {exc}") from None
+
+
 def parse(text: str) -> tuple[CommandMeta, str]:
     """(the metadata, the body) of a command or skill file."""
     raw, body = split(text)
@@ -116,6 +127,8 @@ def parse(text: str) -> tuple[CommandMeta, str]:
             values["allowed_tools"] = _tools(value)
         elif k == "tools":
             values["tools"] = _tools(value)
+        elif k == "hooks":
+            values["hooks"] = _hooks(value)
     if values.get("context") not in (None, "", "fork"):
         raise FrontMatterError(f"'context' must be 'fork', not {values['context']!r}")
     return CommandMeta(**values), body

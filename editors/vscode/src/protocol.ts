@@ -95,6 +95,7 @@ export type KnownEvent = EventBase &
     | { type: 'turnFinished'; status: Status }
     | { type: 'error'; message: string }
     | { type: 'notice'; message: string }
+    | { type: 'hookRan'; event: string; name: string; decision: string; ms: number }
   );
 
 /** What arrives on the wire: a known event or something newer we ignore. */

@@ -290,6 +290,14 @@ export class Transcript {
       case 'notice':
         this.add({ kind: 'notice', level: 'info', text: ev.message, submissionId: sub });
         break;
+      case 'hookRan': // one compact line per hook run; a failed one stands out
+        this.add({
+          kind: 'notice',
+          level: ev.decision === 'failed' ? 'error' : 'info',
+          text: `hook ${ev.event} ${ev.name}: ${ev.decision} (${ev.ms} ms)`,
+          submissionId: sub,
+        });
+        break;
       default:
         return false;
     }

@@ -431,6 +431,9 @@ function M.on_event(ev)
     M.append('! ' .. tostring(ev.message))
   elseif t == 'notice' then
     M.append('- ' .. tostring(ev.message))
+  elseif t == 'hookRan' then -- one compact line per hook run
+    M.append(string.format('- hook %s %s: %s (%s ms)', tostring(ev.event), tostring(ev.name),
+      tostring(ev.decision), tostring(ev.ms)))
   end
   -- contextUsage, commandsChanged and unknown types: nothing to show.
 end

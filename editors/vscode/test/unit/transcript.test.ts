@@ -98,6 +98,19 @@ test('unknown or malformed events are ignored', () => {
   assert.equal(changes, 0);
 });
 
+test('hookRan is one compact line; a failed hook is an error line', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('hookRan', { event: 'PreToolUse', name: 'python3 guard.py', decision: 'deny', ms: 12 }));
+  t.applyEvent(ev('hookRan', { event: 'Stop', name: './check.sh', decision: 'failed', ms: 3 }));
+  assert.deepEqual(
+    only(t, 'notice').map((n) => [n.level, n.text]),
+    [
+      ['info', 'hook PreToolUse python3 guard.py: deny (12 ms)'],
+      ['error', 'hook Stop ./check.sh: failed (3 ms)'],
+    ],
+  );
+});
+
 test('sessionChanged tracks the session id; edits, approvals, errors, notices', () => {
   const t = new Transcript();
   t.applyEvent({ sessionId: 'new-session-id', submissionId: 'x', seq: 1, type: 'sessionChanged', reason: 'new' } as CoderEvent);
