@@ -7,6 +7,7 @@ import json
 
 import pytest
 from agent_e2e import calls, last_user_text, tool_call, tool_results
+from anthropic_models import MODELS
 from anthropic_server import reply, status_error
 from harness import full_caps, lsp_session
 
@@ -31,7 +32,10 @@ async def test_text_turn_streams_deltas_and_completes(agent):
     assert [e["text"] for e in s.events_of("userMessage")] == ["say hi"]
     usage = s.events_of("contextUsage")
     assert usage, "no contextUsage event"
-    assert usage[-1]["usedTokens"] >= 47 and usage[-1]["limitTokens"] == 200_000
+    # the limit is the window of the model the request went to, as the Models API lists it
+    # (the table agrees), not the 200k fallback for a model nobody knows
+    window = next(m.max_input for m in MODELS if m.id == a.fake.message_requests[-1].body["model"])
+    assert usage[-1]["usedTokens"] >= 47 and usage[-1]["limitTokens"] == window == 1_000_000
     # one session, one submission, seq rising by one
     assert {e["sessionId"] for e in s.events} == {result["sessionId"]}
     assert {e["submissionId"] for e in s.events} == {result["submissionId"]}
