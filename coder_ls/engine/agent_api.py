@@ -23,6 +23,7 @@ from coder_ls.protocol.results import ModelData
 if TYPE_CHECKING:
     from coder_ls.engine.session import Session
     from coder_ls.engine.trust import OwnedIds
+    from coder_ls.mcp.hub import McpHub
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ class TurnContext:
     register_subtask: Callable[[str, Callable[[], None]], Callable[[], None]] = field(default=_no_subtasks)
     # The tasks this user created here (recorded outside the workspace): only these resume.
     owned_tasks: OwnedIds | None = None
+    # The workspace's MCP servers (coder_ls/mcp/): their tools join the turn's.
+    mcp: McpHub | None = None
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""

@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -52,6 +52,9 @@ from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submi
 from coder_ls.protocol.results import CommandCatalog, CommandResult, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
+if TYPE_CHECKING:
+    from coder_ls.mcp.hub import McpHub
+
 log = logging.getLogger(__name__)
 
 
@@ -83,6 +86,7 @@ class Engine:
             root, host, lambda: self.config, persist=self.state_problem is None, owned=OwnedIds(env, root, "sessions")
         )
         self._checkpoints: Checkpoints | None = None
+        self._mcp: McpHub | None = None
         self._subtasks: dict[str, Callable[[], None]] = {}  # subagent id -> cancel it alone
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = source_dirs(root, env)
@@ -94,6 +98,17 @@ class Engine:
 
         if (note := fallback_note(env)) is not None:  # HOME not writable: said once, then used as is
             host.show_message("warning", note)
+
+    @property
+    def mcp(self) -> McpHub:
+        """The MCP servers (built on first use; nothing starts before a submission asks)."""
+        if self._mcp is None:
+            from coder_ls.mcp.hub import McpHub
+
+            self._mcp = McpHub(
+                self.root, self.env, config=lambda: self.config, trusted=self.config_store.workspace_trusted
+            )
+        return self._mcp
 
     @property
     def checkpoints(self) -> Checkpoints:
@@ -148,6 +163,8 @@ class Engine:
         self.reload_config()
         self._command_signature = ()  # command files are gated at load: load them again
         self.refresh_commands()
+        if self._mcp is not None:
+            self._mcp.sync()  # the workspace's MCP servers may start now
         head = "Trusted this workspace: its command files, skills and agents now act as yours."
         if not wide:
             return f"{head} Nothing to trust in .coder/config.json: it widens no permission."
@@ -186,6 +203,7 @@ class Engine:
             agents=self.agent_defs,
             register_subtask=self._register_subtask,
             owned_tasks=self.owned_tasks,
+            mcp=self.mcp,
         )
 
     def _register_subtask(self, task_id: str, cancel: Callable[[], None]) -> Callable[[], None]:
@@ -413,6 +431,7 @@ class Engine:
             agent_defs=self.agent_defs,
             models=lambda current: self.agent.models(self.config, current),
             owned_tasks=self.owned_tasks,
+            mcp=self.mcp,
         )
 
     def agent_defs(self) -> list[AgentDef]:
@@ -429,5 +448,7 @@ class Engine:
 
     async def shutdown(self) -> None:
         await self.sessions.close_all()
+        if self._mcp is not None:
+            await self._mcp.close()
         if self._checkpoints is not None:
             self._checkpoints.close()

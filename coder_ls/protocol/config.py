@@ -73,6 +73,18 @@ class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     default_budget: PositiveInt = 500_000  # tokens a /task may use before it pauses
 
 
+class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """One entry of `mcpServers` (the shape Claude Code writes): stdio (`command`, `args`,
+    `env`) or HTTP (`type: "http"`, `url`, `headers`); `${VAR}` expanded (coder_ls/mcp/config.py)."""
+
+    type: Literal["stdio", "http", "sse", "streamable-http", "streamableHttp"] | None = None
+    command: str | None = None
+    args: list[str] = msgspec.field(default_factory=list)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
@@ -102,3 +114,5 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # The longest silence on a model request (no byte of the response) before it is given
     # up as stalled and retried; from 10 s of silence on, the progress says so.
     request_timeout_seconds: PositiveFloat = 120.0
+    # MCP servers of the user (section "MCP servers"); a workspace's are `.mcp.json`, after /trust
+    mcp_servers: dict[str, McpServerConfig] = msgspec.field(default_factory=dict)
