@@ -87,8 +87,10 @@ def parse_servers(
 
 
 def _one(name: str, raw: Any, origin: Origin, env: Mapping[str, str], source: str) -> McpServerSpec:
-    if not NAME.match(name):
-        raise ValueError("a server name is 1-40 letters, digits, '_' or '-'")
+    if not NAME.match(name) or "__" in name:
+        # no "__": `mcp__a__b__tool` would read as server `a` and let a server named `a__b`
+        # borrow the rules written for `mcp__a`
+        raise ValueError("a server name is 1-40 letters, digits, '_' or '-', without '__'")
     server = raw if isinstance(raw, McpServerConfig) else msgspec.convert(raw, McpServerConfig)
     kind = server.type or ("stdio" if server.command else "http" if server.url else None)
     if kind is None:

@@ -5,8 +5,9 @@ A tool is offered only when its name fits the Messages API's (`^[a-zA-Z0-9_-]{1,
 and its schema is a valid JSON Schema with an object root; otherwise it is left out with
 a warning and the server's other tools stay. The input the model sends is checked
 against the schema before anything is sent to the server (the policy decides on the
-same input). Results: text as text, a resource's text inline, anything else (images,
-audio, binary resources) described in a line; large results capped with a note;
+same input). Results: text as text, images as image blocks of the tool result (the types
+and sizes the API takes), a resource's text inline, anything else (audio, binary
+resources) described in a line; large results capped with a note;
 `isError` an error result; progress notifications on the submission's progress.
 """
 
@@ -22,12 +23,16 @@ from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput, 
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.events import Notice
+from coder_ls.protocol.messages import ToolImage
 
 if TYPE_CHECKING:
     from coder_ls.mcp.connection import McpConnection, ToolInfo
 
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_RESULT_CHARS = 100_000
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")  # what the Messages API takes
+MAX_IMAGE_B64 = 5 * 1024 * 1024  # the API's limit per image
+MAX_IMAGES = 8
 PREFIX = "mcp__"
 
 
@@ -137,13 +142,17 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
 
 def result_output(result: Any) -> ToolOutput:
     parts: list[str] = []
+    images: list[ToolImage] = []
     for block in result.content:
         kind = getattr(block, "type", "")
         if kind == "text":
             parts.append(block.text)
+        elif kind == "image" and block.mime_type in IMAGE_TYPES and len(block.data) <= MAX_IMAGE_B64:
+            images.append(ToolImage(media_type=block.mime_type, data=block.data))
+            parts.append(f"[image {block.mime_type}: attached]")
         elif kind == "image" or kind == "audio":
             size = len(block.data) * 3 // 4
-            parts.append(f"[{kind} {block.mime_type}, {size} bytes]")
+            parts.append(f"[{kind} {block.mime_type}, {size} bytes: not shown (a type or size the model cannot take)]")
         elif kind == "resource":
             res = block.resource
             text = getattr(res, "text", None)
@@ -161,7 +170,7 @@ def result_output(result: Any) -> ToolOutput:
     if len(text) > MAX_RESULT_CHARS:
         dropped = len(text) - MAX_RESULT_CHARS
         text = text[:MAX_RESULT_CHARS] + f"\n[output capped: {dropped} more characters not shown]"
-    return ToolOutput(text, is_error=bool(result.is_error))
+    return ToolOutput(text, is_error=bool(result.is_error), images=tuple(images[:MAX_IMAGES]))
 
 
 async def with_mcp_tools(
