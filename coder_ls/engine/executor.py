@@ -106,9 +106,20 @@ class Engine:
             from coder_ls.mcp.hub import McpHub
 
             self._mcp = McpHub(
-                self.root, self.env, config=lambda: self.config, trusted=self.config_store.workspace_trusted
+                self.root,
+                self.env,
+                config=lambda: self.config,
+                trusted=self.config_store.workspace_trusted,
+                on_change=self._mcp_changed,
             )
         return self._mcp
+
+    def _mcp_changed(self) -> None:
+        """A server's prompts may have changed: they are commands (`mcp__server__prompt`)."""
+        from coder_ls.mcp.prompts import prompt_commands
+
+        if self._mcp is not None and self.registry.set_mcp(prompt_commands(self._mcp)):
+            self.announce_commands_changed()
 
     @property
     def checkpoints(self) -> Checkpoints:
@@ -259,6 +270,7 @@ class Engine:
 
     # -- submissions --------------------------------------------------------------------
     async def submit(self, submission: Submission) -> CommandResult:
+        self.mcp.start()  # the first submission starts the MCP servers, in the background
         if self.refresh_commands():
             self.announce_commands_changed()
         match submission.op:

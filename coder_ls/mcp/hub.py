@@ -35,11 +35,13 @@ class McpHub:
         *,
         config: Callable[[], Config],
         trusted: Callable[[], bool],
+        on_change: Callable[[], None] = lambda: None,
     ) -> None:
         self.root = root
         self.env = env
         self._config = config
         self._trusted = trusted
+        self._on_change = on_change  # a server's state, tools or prompts changed
         self._plugins: list[tuple[Path, bool]] = []
         self.connections: dict[str, McpConnection] = {}
         self.problems: list[str] = []
@@ -126,14 +128,27 @@ class McpHub:
             conn.start()
         self.version += 1
 
+    @property
+    def started(self) -> bool:
+        return self._started
+
     def start(self) -> None:
-        """The first submission: start what may run, in the background. Later calls check the
-        configuration again (cheap: the lists are small) so an edit to `mcpServers` applies."""
-        self._started = True
-        self.sync()
+        """The first submission: start what may run, in the background (once)."""
+        if not self._started:
+            self._started = True
+            self.sync()
+
+    def refresh(self) -> None:
+        """A turn or a configuration change: the configuration read again (cheap: small
+        files), so an edit to `mcpServers` or `.mcp.json` applies."""
+        if self._started:
+            self.sync()
+        else:
+            self.start()
 
     def _changed(self, conn: McpConnection) -> None:
         self.version += 1
+        self._on_change()
 
     async def wait_started(self) -> None:
         """For a turn: the servers still starting, at most their start timeout (in parallel)."""

@@ -29,7 +29,7 @@ class CommandInfo(Wire, omit_defaults=True):
     description: str
     argument_hint: str
     kind: Literal["local", "prompt", "agent"]
-    source: Literal["builtin", "workspace", "user", "skill"]
+    source: Literal["builtin", "workspace", "user", "skill", "mcp"]
     path: str | None = None
     user_invocable: bool | None = None
     model_invocable: bool | None = None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_e2e import api_env, calls, progress_messages, result_text, tool_call, tool_results
+from agent_e2e import api_env, calls, last_user_text, progress_messages, result_text, tool_call, tool_results
 from anthropic_server import reply
 from mcp_support import everything_stdio, pids_with, time_server, write_user_servers
 
@@ -78,6 +78,38 @@ async def test_tools_reach_the_model_and_run(ws: Path, fake: Any) -> None:
         assert "Europe/Paris" in result_text(results["t4"]) and not results["t4"].get("is_error"), results["t4"]
         assert results["t5"].get("is_error"), results["t5"]
         assert pids_with(marker), "the stdio server is not running after its first use"
+
+        # the servers' prompts are commands, their arguments the hint (what completion shows)
+        listed = await s.execute("coder.listCommands", {})
+        by_name = {c["name"]: c for c in listed["data"]["commands"]}
+        prompt = by_name.get("mcp__everything__args-prompt")
+        assert prompt is not None and prompt["source"] == "mcp", sorted(by_name)
+        assert prompt["argumentHint"] == "<city> [state]", prompt
+        fake.push(reply("sunny"))
+        result = await s.execute("coder.input", {"text": '/mcp__everything__args-prompt "New York" NY'})
+        assert result["status"] == "completed", result
+        assert "What's weather in New York, NY?" in last_user_text(fake.message_requests[-1])
+        missing = await s.execute("coder.input", {"text": "/mcp__everything__args-prompt"})
+        assert missing["mode"] == "error" and "city" in missing["reply"], missing
+        # resources: `@server:uri` attaches one; the model lists and reads them with tools
+        uri = "demo://resource/static/document/architecture.md"
+        fake.push(
+            calls(
+                tool_call("list_mcp_resources", {"server": "everything"}, "r1"),
+                tool_call("read_mcp_resource", {"server": "everything", "uri": uri}, "r2"),
+                tool_call("read_mcp_resource", {"server": "nobody", "uri": uri}, "r3"),
+            ),
+            reply("read"),
+        )
+        result = await s.execute("coder.input", {"text": f"summarise @everything:{uri} and mail bob@example.com"})
+        assert result["status"] == "completed", result
+        first, second = fake.message_requests[-2:]
+        assert "Everything Server" in last_user_text(first) and "bob@example.com" in last_user_text(first)
+        results = tool_results(second)
+        assert uri in result_text(results["r1"]) and "Everything Server" in result_text(results["r2"])
+        assert results["r3"]["is_error"], results["r3"]
+        status = await s.execute("coder.input", {"text": "/mcp"})
+        assert "everything (user, stdio): ready" in status["reply"] and "mcp__time__get_current_time" in status["reply"]
 
 
 async def test_progress_shows_and_cancel_cancels_the_call(ws: Path, fake: Any) -> None:

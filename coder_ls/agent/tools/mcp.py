@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput, ToolRegistry
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.llm.base import ToolSpec
+from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.events import Notice
 from coder_ls.protocol.messages import ToolImage
 
 if TYPE_CHECKING:
     from coder_ls.mcp.connection import McpConnection, ToolInfo
+    from coder_ls.mcp.hub import McpHub
 
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_RESULT_CHARS = 100_000
@@ -181,7 +183,7 @@ async def with_mcp_tools(
     hub = turn.mcp
     if hub is None:
         return registry, specs
-    hub.start()
+    hub.refresh()
     notes = [hub.take_notice()]
     await hub.wait_started()
     tools, warnings = make_mcp_tools(hub.all_tools())
@@ -193,10 +195,65 @@ async def with_mcp_tools(
         if note and note not in hub.said:
             hub.said.add(note)
             turn.emit(Notice(message=note))
-    if not tools:
+    extra: list[Tool[Any]] = [*tools, *(make_resource_tools(hub) if hub.resources() else [])]
+    if not extra:
         return registry, specs
     registry = registry.subset(None)
-    for tool in tools:
+    for tool in extra:
         if tool.name not in registry:
             registry.add(tool)
-    return registry, [*specs, *(t.spec() for t in tools)]
+    return registry, [*specs, *(t.spec() for t in extra)]
+
+
+class ListResourcesInput(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """List the resources of the MCP servers (or of one)."""
+
+    server: Annotated[str | None, msgspec.Meta(description="Only this server's")] = None
+
+
+class ReadResourceInput(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """Read one resource of an MCP server."""
+
+    server: Annotated[str, msgspec.Meta(description="The server's name")]
+    uri: Annotated[str, msgspec.Meta(description="The resource's URI, as listed")]
+
+
+def make_resource_tools(hub: McpHub) -> list[Tool[Any]]:
+    async def list_run(ctx: ToolContext, inp: ListResourcesInput) -> ToolOutput:
+        rows = [
+            f"{server}: {r.uri} ({r.name}{', ' + r.mime_type if r.mime_type else ''})"
+            + (f" - {r.description}" if r.description else "")
+            for server, r in hub.resources()
+            if inp.server is None or server == inp.server
+        ]
+        return ToolOutput("\n".join(rows) or "No resources.")
+
+    async def read_run(ctx: ToolContext, inp: ReadResourceInput) -> ToolOutput:
+        from coder_ls.mcp.resources import contents_text
+
+        conn = hub.connections.get(inp.server)
+        if conn is None:
+            raise ToolError(f"no MCP server {inp.server!r} (servers: {', '.join(hub.connections) or 'none'})")
+        try:
+            result = await conn.read_resource(inp.uri)
+        except Exception as exc:  # the server's refusal is the call's result
+            raise ToolError(f"{inp.server} could not read {inp.uri}: {exc}") from exc
+        return ToolOutput(contents_text(result))
+
+    return [
+        Tool("list_mcp_resources", "List the resources the MCP servers offer.", ListResourcesInput, list_run),
+        Tool("read_mcp_resource", "Read a resource of an MCP server by its URI.", ReadResourceInput, read_run),
+    ]
+
+
+async def with_mentions(turn: TurnContext, action: RunAgent) -> RunAgent:
+    """`@server:uri` in the user's input: the resource attached to the turn's prompt."""
+    hub = turn.mcp
+    if hub is None or "@" not in action.prompt or not hub.connections:
+        return action
+    from coder_ls.mcp.resources import attach_mentions
+
+    prompt, problems = await attach_mentions(hub, action.prompt)
+    for problem in problems:
+        turn.emit(Notice(message=problem))
+    return msgspec.structs.replace(action, prompt=prompt) if prompt != action.prompt else action

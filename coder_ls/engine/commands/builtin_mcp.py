@@ -34,7 +34,7 @@ async def cmd_mcp(ctx: CommandContext, args: str) -> CommandOutcome:
     if hub is None:
         return CommandOutcome(error="MCP servers are not available in this server.", error_code="mcp_unavailable")
     words = args.split()
-    hub.start()
+    hub.refresh()
     if words[:1] == ["reconnect"]:
         if len(words) != 2:
             return CommandOutcome(error=USAGE, error_code="invalid_argument")
