@@ -242,9 +242,7 @@ class McpConnection:
                 tools.append(ToolInfo(t.name, t.description or "", dict(t.input_schema)))
         if caps is not None and caps.prompts is not None:
             for p in (await session.list_prompts()).prompts:
-                args = tuple(
-                    PromptArg(a.name, a.description or "", bool(a.required)) for a in (p.arguments or [])
-                )
+                args = tuple(PromptArg(a.name, a.description or "", bool(a.required)) for a in (p.arguments or []))
                 prompts.append(PromptInfo(p.name, p.description or "", args))
         if caps is not None and caps.resources is not None:
             for r in (await session.list_resources()).resources:

@@ -101,9 +101,4 @@ def _command(conn: McpConnection, prompt: PromptInfo) -> Command:
 
 def prompt_commands(hub: McpHub) -> list[Command]:
     """Every prompt of every connected server, as a command."""
-    return [
-        _command(conn, p)
-        for conn in hub.connections.values()
-        for p in conn.prompts
-        if _PROMPT_NAME.match(p.name)
-    ]
+    return [_command(conn, p) for conn in hub.connections.values() for p in conn.prompts if _PROMPT_NAME.match(p.name)]
