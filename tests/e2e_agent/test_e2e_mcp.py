@@ -30,6 +30,7 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.filterwarnings("ignore:Unknown pr
 def servers(marker: str) -> dict[str, Any]:
     everything = everything_stdio()
     everything["args"] = [*everything["args"], f"--marker={marker}"]  # ignored by the server
+    everything["env"] = {"CODER_TEST_OWN": "own-${MARKER_HOME:-default}"}
     return {"everything": everything, "time": time_server()}
 
 
@@ -62,6 +63,7 @@ async def test_tools_reach_the_model_and_run(ws: Path, fake: Any) -> None:
                 tool_call("mcp__everything__get-sum", {"a": "two", "b": 40}, "t3"),
                 tool_call("mcp__time__get_current_time", {"timezone": "Europe/Paris"}, "t4"),
                 tool_call("mcp__time__get_current_time", {"timezone": "Not/AZone"}, "t5"),
+                tool_call("mcp__everything__get-env", {}, "t6"),
             ),
             reply("done"),
         )
@@ -77,6 +79,9 @@ async def test_tools_reach_the_model_and_run(ws: Path, fake: Any) -> None:
         assert results["t3"]["is_error"] and "a" in result_text(results["t3"]), results["t3"]
         assert "Europe/Paris" in result_text(results["t4"]) and not results["t4"].get("is_error"), results["t4"]
         assert results["t5"].get("is_error"), results["t5"]
+        env = result_text(results["t6"])  # the server's environment: its own env, no secret of ours
+        assert "own-default" in env and "CODER_TEST_OWN" in env, env[:500]
+        assert "test-key" not in env and "ANTHROPIC_API_KEY" not in env, env[:500]
         assert pids_with(marker), "the stdio server is not running after its first use"
 
         # the servers' prompts are commands, their arguments the hint (what completion shows)
@@ -108,6 +113,24 @@ async def test_tools_reach_the_model_and_run(ws: Path, fake: Any) -> None:
         results = tool_results(second)
         assert uri in result_text(results["r1"]) and "Everything Server" in result_text(results["r2"])
         assert results["r3"]["is_error"], results["r3"]
+        # list_changed: a tool that adds a resource makes the server say so; the list is fetched again
+        before = await s.execute("coder.input", {"text": "/mcp"})
+        count = {x["name"]: x["resources"] for x in before["data"]["servers"]}["everything"]
+        gzip = {"name": "hello.gz", "data": "data:text/plain;base64,aGVsbG8=", "outputType": "resourceLink"}
+        fake.push(calls(tool_call("mcp__everything__gzip-file-as-resource", gzip, "g1")), reply("zipped"))
+        await s.execute("coder.input", {"text": "zip it"})
+        assert "hello.gz" in result_text(tool_results(fake.message_requests[-1])["g1"])
+
+        async def resources_now() -> int:
+            status = await s.execute("coder.input", {"text": "/mcp"})
+            return int({x["name"]: x["resources"] for x in status["data"]["servers"]}["everything"])
+
+        for _ in range(50):
+            if await resources_now() > count:
+                break
+            await asyncio.sleep(0.1)
+        assert await resources_now() == count + 1
+
         status = await s.execute("coder.input", {"text": "/mcp"})
         assert "everything (user, stdio): ready" in status["reply"] and "mcp__time__get_current_time" in status["reply"]
 
@@ -148,6 +171,16 @@ async def test_a_server_that_dies_restarts_and_none_outlives_us(ws: Path, fake: 
         fake.push(calls(tool_call("mcp__everything__echo", {"message": "two"}, "t2")), reply("ok"))
         await s.execute("coder.input", {"text": "second"})
         assert "two" in result_text(tool_results(fake.message_requests[-1])["t2"])
+        # /mcp reconnect: a new process, the old one gone; an unknown name is a clear error
+        before = pids_with(marker)
+        again = await s.execute("coder.input", {"text": "/mcp reconnect everything"})
+        assert again["status"] == "completed", again
+        assert await wait_for(lambda: (p := pids_with(marker)) and set(p).isdisjoint(before)), "not reconnected"
+        unknown = await s.execute("coder.input", {"text": "/mcp reconnect nobody"})
+        assert unknown["error"]["code"] == "unknown_mcp_server", unknown
+        fake.push(calls(tool_call("mcp__everything__echo", {"message": "three"}, "t3")), reply("ok"))
+        await s.execute("coder.input", {"text": "third"})
+        assert "three" in result_text(tool_results(fake.message_requests[-1])["t3"])
         server_process(s).kill()  # SIGKILL: no shutdown, no cleanup of ours runs
         gone = await wait_for(lambda: not pids_with(marker), 10)
         assert gone, f"left running after our server was killed: {pids_with(marker)}"
