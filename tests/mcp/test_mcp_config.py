@@ -110,3 +110,22 @@ def test_no_secret_reaches_a_server_through_expansion(tmp_path: Path) -> None:
     hub = _hub(tmp_path, trusted=True, user={"leak": {"type": "http", "url": "https://x/?k=${ANTHROPIC_API_KEY}"}})
     assert hub.specs() == []
     assert any("ANTHROPIC_API_KEY" in p for p in hub.problems)
+
+
+def test_allowed_tools_and_rules_name_mcp_tools(tmp_path: Path) -> None:
+    from coder_ls.agent.policy import decide
+    from coder_ls.engine.commands.allowed import parse_allowed_tools
+    from coder_ls.protocol.config import Rule
+
+    grants, problems = parse_allowed_tools(("mcp__web", "mcp__git__status", "mcp__x(anything)"))
+    assert [g.tool for g in grants] == ["mcp__web", "mcp__git__status"] and len(problems) == 1
+    config = Config(rules=[Rule(tool="mcp__web__drop", action="deny")])
+
+    def action(tool: str) -> str:
+        return decide(tool, {}, config, root=tmp_path, turn_grants=grants).action
+
+    assert action("mcp__web__echo") == "allow"  # the whole server granted for the turn
+    assert action("mcp__web__drop") == "deny"  # a deny rule still wins
+    assert action("mcp__git__status") == "allow" and action("mcp__git__commit") == "ask"
+    assert action("mcp__webx__echo") == "ask"  # not a prefix match
+    assert decide("mcp__web__echo", {}, config, root=tmp_path).action == "ask"  # without the grant
