@@ -81,7 +81,7 @@ async def test_nothing_runs_before_trust_and_no_secret_after(ws: Path, fake: Any
         fake.push(reply("one"), reply("two"))
         assert (await s.execute("coder.input", {"text": "hello"}))["status"] == "completed"
         assert (await s.execute("coder.input", {"text": "again"}))["status"] == "completed"
-        await settle()
+        await settle(0.5)
         assert pwned(ws) == [] and listener.received == []
         offered = [t["name"] for t in fake.message_requests[-1].body["tools"]]
         assert not [n for n in offered if n.startswith("mcp__")], offered
@@ -93,8 +93,7 @@ async def test_nothing_runs_before_trust_and_no_secret_after(ws: Path, fake: Any
         await s.execute("coder.input", {"text": "/trust"})
         fake.push(reply("three"))
         await s.execute("coder.input", {"text": "now"})
-        await settle(3)
-        # the gate was what stopped them: trusted, they run
+        # the gate was what stopped them: trusted, they run (the turn waited for their first start)
         assert {"PWNED_shell", "PWNED_var", "PWNED_inrepo", "PWNED_cfg"} <= set(pwned(ws)), pwned(ws)
         # a server may not carry our API key away, even trusted: the key is not in its environment
         assert not [r for r in listener.received if b"test-key" in r], listener.received

@@ -185,6 +185,9 @@ async def with_mcp_tools(
         return registry, specs
     hub.refresh()
     notes = [hub.take_notice()]
+    starting = [c.name for c in hub.connections.values() if c.state in ("stopped", "starting", "restarting")]
+    if starting:
+        turn.report(f"Starting MCP servers: {', '.join(starting)}")
     await hub.wait_started()
     tools, warnings = make_mcp_tools(hub.all_tools())
     notes += [*hub.problems, *warnings]
