@@ -174,8 +174,7 @@ class Engine:
         self.reload_config()
         self._command_signature = ()  # command files are gated at load: load them again
         self.refresh_commands()
-        if self._mcp is not None:
-            self._mcp.sync()  # the workspace's MCP servers may start now
+        self.mcp.trust()  # the workspace's .mcp.json, as it is now, may start its servers
         head = "Trusted this workspace: its command files, skills and agents now act as yours."
         if not wide:
             return f"{head} Nothing to trust in .coder/config.json: it widens no permission."

@@ -92,7 +92,7 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
         "nothing starts and no `${VAR}` is read for it: its servers are listed by `/mcp` as waiting "
         "for `/trust`, said once",
         "its servers start (lazily, in the background) with the scrubbed environment plus their `env`, "
-        "and their tools ask like any other",
+        "as `.mcp.json` was when trusted (a change is asked again); their tools ask like any other",
     ),
     BoundaryRow(
         "hooks",

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from coder_ls.engine.environ import child_env
-from coder_ls.mcp.config import MCP_FILE, McpServerSpec, parse_servers, plugin_servers, workspace_servers
+from coder_ls.mcp.config import MCP_FILE, NAME, McpServerSpec, parse_servers, plugin_servers, workspace_servers
 from coder_ls.mcp.connection import McpConnection, PromptInfo, ResourceInfo, ToolInfo, start_timeout
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import McpServerInfo
@@ -70,7 +70,7 @@ class McpHub:
         env = self._expand_env()
         found = parse_servers(self._config().mcp_servers, "user", env, "mcpServers", problems)
         trusted = self._trusted()
-        if trusted:
+        if trusted and self._file_trusted():
             found += workspace_servers(self.root, env, problems)
         for plugin_root, inside in self._plugins:
             if trusted or not inside:
@@ -86,12 +86,54 @@ class McpHub:
 
     def untrusted_names(self) -> list[str]:
         """The servers that wait for `/trust`: only their names are read."""
-        if self._trusted():
-            return []
+        folder = self._trusted()
+        paths = [] if folder else [p / MCP_FILE for p, inside in self._plugins if inside]
+        if not (folder and self._file_trusted()):
+            paths.insert(0, self.root / MCP_FILE)
         names: list[str] = []
-        for path in [self.root / MCP_FILE, *(p / MCP_FILE for p, inside in self._plugins if inside)]:
+        for path in paths:
             names += _names_in(path)
         return names
+
+    # -- the workspace file's own trust ------------------------------------------------------------
+    def _trust_path(self) -> Path:
+        from coder_ls.userdirs import state_dir
+
+        return state_dir(self.env) / "mcp-trusted.json"
+
+    def _file_digest(self) -> str:
+        """What `/trust` approved of `.mcp.json`: its exact bytes (a pull that adds or changes a
+        server is asked again, as a widening change of `.coder/config.json` is)."""
+        import hashlib
+
+        from coder_ls.saferead import read_text_or_none
+
+        text = read_text_or_none(self.root / MCP_FILE, 1024 * 1024)
+        return "" if text is None else hashlib.sha256(text.encode()).hexdigest()
+
+    def _recorded(self) -> dict[str, str]:
+        try:
+            data = json.loads(self._trust_path().read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+    def _file_trusted(self) -> bool:
+        digest = self._file_digest()
+        return not digest or self._recorded().get(str(self.root)) == digest
+
+    def trust(self) -> None:
+        """`/trust`: `.mcp.json` as it is now may start its servers (here and in later runs)."""
+        from coder_ls.fsutil import write_atomic
+
+        data = self._recorded()
+        data[str(self.root)] = self._file_digest()
+        path = self._trust_path()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), new_mode=0o600)
+        self._noticed = False
+        if self._started:
+            self.sync()
 
     def take_notice(self) -> str | None:
         """Said once per server run: the workspace names servers that wait for `/trust`."""
@@ -102,9 +144,10 @@ class McpHub:
             return None
         self._noticed = True
         listed = ", ".join(names[:10])
+        changed = " It changed since you trusted it." if self._trusted() else ""
         return (
             f"This workspace's {MCP_FILE} names MCP servers ({listed}). They are programs from the "
-            "repository: none was started. Run /trust to start them."
+            f"repository: none was started.{changed} Run /trust to start them."
         )
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -221,7 +264,10 @@ def _names_in(path: Path) -> list[str]:
     except ValueError:
         return []
     servers = data.get("mcpServers") if isinstance(data, dict) else None
-    return [str(n)[:40] for n in servers] if isinstance(servers, dict) else []
+    if not isinstance(servers, dict):
+        return []
+    shown = [n for n in servers if NAME.match(n)]  # a name is shown only when it is a plain name
+    return shown + ([f"{len(servers) - len(shown)} more"] if len(shown) < len(servers) else [])
 
 
 def _is_inside(path: Path, root: Path) -> bool:

@@ -99,3 +99,14 @@ async def test_nothing_runs_before_trust_and_no_secret_after(ws: Path, fake: Any
         assert not [r for r in listener.received if b"test-key" in r], listener.received
         status = await s.execute("coder.input", {"text": "/mcp"})
         assert "ANTHROPIC_API_KEY" in status["reply"], status["reply"]  # why `secret` was left out
+
+        # a pull that changes .mcp.json after /trust: asked again, nothing of it starts
+        servers = json.loads((ws / ".mcp.json").read_text())["mcpServers"]
+        servers["late"] = {"command": "sh", "args": ["-c", f"touch {ws}/PWNED_late"]}
+        (ws / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        fake.push(reply("four"))
+        await s.execute("coder.input", {"text": "after the pull"})
+        await settle(0.5)
+        assert "PWNED_late" not in pwned(ws)
+        said = [m for m in (e["message"] for e in s.events_of("notice")) if "changed since you trusted" in m]
+        assert len(said) == 1 and "late" in said[0], said

@@ -80,9 +80,8 @@ def test_a_bad_schema_or_name_drops_that_tool_only() -> None:
 
 def _hub(root: Path, trusted: bool, user: dict[str, Any] | None = None) -> McpHub:
     config = Config(mcp_servers={k: McpServerConfig(**v) for k, v in (user or {}).items()})
-    return McpHub(
-        root, {"PATH": "/usr/bin", "ANTHROPIC_API_KEY": "sk-secret"}, config=lambda: config, trusted=lambda: trusted
-    )
+    env = {"PATH": "/usr/bin", "ANTHROPIC_API_KEY": "sk-secret", "XDG_STATE_HOME": str(root.parent / "state")}
+    return McpHub(root, env, config=lambda: config, trusted=lambda: trusted)
 
 
 def test_workspace_and_plugin_inside_it_wait_for_trust(tmp_path: Path) -> None:
@@ -100,6 +99,10 @@ def test_workspace_and_plugin_inside_it_wait_for_trust(tmp_path: Path) -> None:
     assert sorted(hub.untrusted_names()) == ["plug", "repo"]
     trusted = _hub(root, trusted=True, user={"mine": {"command": "x"}, "repo": {"command": "mine"}})
     trusted._plugins = [(plugin, True)]
+    assert sorted(s.name for s in trusted.specs()) == ["mine", "plug", "repo"]  # `repo`: the user's
+    assert trusted.untrusted_names() == ["repo"]  # folder trusted, but not this .mcp.json yet
+    trusted.trust()
+    assert trusted.untrusted_names() == []
     specs = {s.name: s for s in trusted.specs()}
     assert specs["repo"].command == "mine"  # the user's own wins over the workspace's of that name
     assert specs["plug"].command == f"{plugin}/srv"
