@@ -10,6 +10,7 @@ import os
 import shutil
 import socket
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 from agent_e2e import api_env, calls, result_text, tool_call, tool_results
 from anthropic_server import reply
 from lsprotocol import types
-from mcp_support import everything_js, free_port
+from mcp_support import everything_js, free_port, pids_with
 
 from tests.harness import lsp_session
 
@@ -53,8 +54,12 @@ def http_server() -> Iterator[str]:
 
 
 async def test_http_tools_images_and_rules(ws: Path, fake: Any, http_server: str) -> None:
+    marker = f"hang-{uuid.uuid4().hex}"
     config = {
-        "mcpServers": {"web": {"type": "http", "url": http_server, "headers": {"X-Test": "${USER:-someone}"}}},
+        "mcpServers": {
+            "web": {"type": "http", "url": http_server, "headers": {"X-Test": "${USER:-someone}"}},
+            "hang": {"command": "sh", "args": ["-c", "sleep 60", marker]},  # never answers initialize
+        },
         "rules": [
             {"tool": "mcp__web__get-sum", "action": "deny"},
             {"tool": "mcp__web__get-tiny-image", "action": "allow"},
@@ -64,7 +69,7 @@ async def test_http_tools_images_and_rules(ws: Path, fake: Any, http_server: str
     path = ws.parent / f".xdg-{ws.name}" / "coder" / "config.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config))
-    async with lsp_session(ws, env=api_env(fake)) as s:
+    async with lsp_session(ws, env={**api_env(fake), "MCP_TIMEOUT": "2000"}) as s:
         fake.push(
             calls(
                 tool_call("mcp__web__get-tiny-image", {}, "t1"),
@@ -73,8 +78,18 @@ async def test_http_tools_images_and_rules(ws: Path, fake: Any, http_server: str
             ),
             reply("done"),
         )
+        started = asyncio.get_running_loop().time()
         result = await asyncio.wait_for(s.execute("coder.input", {"text": "go"}), 60)
         assert result["status"] == "completed", result
+        assert asyncio.get_running_loop().time() - started < 15  # the hung server held it 2 s, no more
+        for _ in range(100):  # the attempt under way ends at its start timeout
+            status = await s.execute("coder.input", {"text": "/mcp"})
+            hang = {x["name"]: x for x in status["data"]["servers"]}["hang"]
+            if hang["lastError"]:
+                break
+            await asyncio.sleep(0.1)
+        assert hang["state"] in ("restarting", "starting") and "start timeout" in hang["lastError"], hang
+        assert len(pids_with(marker)) <= 2  # the timed-out attempt was killed (one attempt at a time)
         results = tool_results(fake.message_requests[-1])
         image = results["t1"]["content"]
         assert isinstance(image, list), image
