@@ -132,3 +132,28 @@ def test_allowed_tools_and_rules_name_mcp_tools(tmp_path: Path) -> None:
     assert action("mcp__git__status") == "allow" and action("mcp__git__commit") == "ask"
     assert action("mcp__webx__echo") == "ask"  # not a prefix match
     assert decide("mcp__web__echo", {}, config, root=tmp_path).action == "ask"  # without the grant
+
+
+def test_results_become_what_the_model_takes() -> None:
+    import base64
+
+    from mcp_types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+
+    from coder_ls.agent.tools.mcp import MAX_RESULT_CHARS, result_output
+
+    png = base64.b64encode(b"\x89PNG fake").decode()
+    result = CallToolResult(
+        content=[
+            TextContent(type="text", text="x" * (MAX_RESULT_CHARS + 10)),
+            ImageContent(type="image", data=png, mime_type="image/png"),
+            ImageContent(type="image", data=png, mime_type="image/tiff"),
+            EmbeddedResource(
+                type="resource", resource=TextResourceContents(uri="demo://r", text="inline", mime_type="text/plain")
+            ),
+        ],
+        is_error=True,
+    )
+    out = result_output(result)
+    assert out.is_error
+    assert [i.media_type for i in out.images] == ["image/png"]  # tiff: named, not sent
+    assert out.text.endswith("more characters not shown]") and len(out.text) < MAX_RESULT_CHARS + 100
