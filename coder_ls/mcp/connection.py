@@ -171,6 +171,7 @@ class McpConnection:
         self._on_change(self)
 
     async def _run(self) -> None:
+        await asyncio.to_thread(load_sdk)  # ~2 s of imports: never on the event loop
         failures = 0
         while not self._closing:
             self._reconnect = False
@@ -315,6 +316,16 @@ class McpConnection:
 
     async def read_resource(self, uri: str) -> Any:
         return await self.session().read_resource(uri)
+
+
+def load_sdk() -> None:
+    """Import the SDK (and jsonschema, which the tool adapter uses) in a worker thread: the
+    first server's start must not stall the LSP's event loop for the ~2 s it takes."""
+    import jsonschema  # noqa: F401
+    import mcp.client.session
+    import mcp.client.sse
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
 
 
 def _describe(exc: BaseException) -> str:
