@@ -26,44 +26,54 @@ from tests.harness import lsp_session
 pytestmark = [pytest.mark.asyncio, pytest.mark.filterwarnings("ignore:Unknown progress token")]
 
 
-@pytest.fixture
-def http_server() -> Iterator[str]:
+def _start(mode: str) -> tuple[subprocess.Popen[bytes], int]:
     entry, port = everything_js(), free_port()
     proc = subprocess.Popen(
-        [shutil.which("node") or "node", str(entry), "streamableHttp"],
+        [shutil.which("node") or "node", str(entry), mode],
         env={**os.environ, "PORT": str(port)},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    for _ in range(200):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        if proc.poll() is not None:
+            pytest.fail(f"server-everything ({mode}) exited at start")
+        import time
+
+        time.sleep(0.05)
+    return proc, port
+
+
+@pytest.fixture
+def http_server() -> Iterator[tuple[str, str]]:
+    """server-everything over streamable HTTP and over the older SSE transport."""
+    (http, http_port), (sse, sse_port) = _start("streamableHttp"), _start("sse")
     try:
-        for _ in range(200):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if proc.poll() is not None:
-                pytest.fail("server-everything (streamableHttp) exited at start")
-            import time
-
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{http_port}/mcp", f"http://127.0.0.1:{sse_port}/sse"
     finally:
-        proc.kill()
-        proc.wait()
+        for proc in (http, sse):
+            proc.kill()
+            proc.wait()
 
 
-async def test_http_tools_images_and_rules(ws: Path, fake: Any, http_server: str) -> None:
+async def test_http_tools_images_and_rules(ws: Path, fake: Any, http_server: tuple[str, str]) -> None:
+    http_url, sse_url = http_server
     marker = f"hang-{uuid.uuid4().hex}"
     config = {
         "mcpServers": {
-            "web": {"type": "http", "url": http_server, "headers": {"X-Test": "${USER:-someone}"}},
+            "web": {"type": "http", "url": http_url, "headers": {"X-Test": "${USER:-someone}"}},
+            "old": {"type": "sse", "url": sse_url},
             "hang": {"command": "sh", "args": ["-c", "sleep 60", marker]},  # never answers initialize
         },
         "rules": [
             {"tool": "mcp__web__get-sum", "action": "deny"},
             {"tool": "mcp__web__get-tiny-image", "action": "allow"},
             {"tool": "mcp__we", "action": "allow"},  # not a prefix rule: covers nothing
+            {"tool": "mcp__old", "action": "allow"},  # the whole server
         ],
     }
     path = ws.parent / f".xdg-{ws.name}" / "coder" / "config.json"
@@ -75,6 +85,7 @@ async def test_http_tools_images_and_rules(ws: Path, fake: Any, http_server: str
                 tool_call("mcp__web__get-tiny-image", {}, "t1"),
                 tool_call("mcp__web__get-sum", {"a": 1, "b": 2}, "t2"),
                 tool_call("mcp__web__echo", {"message": "asked"}, "t3"),
+                tool_call("mcp__old__get-sum", {"a": 20, "b": 22}, "t4"),
             ),
             reply("done"),
         )
@@ -99,6 +110,7 @@ async def test_http_tools_images_and_rules(ws: Path, fake: Any, http_server: str
         asked = [q.message for q in s.questions]
         assert any("mcp__web__echo" in q for q in asked), asked  # balanced: an MCP tool asks
         assert results["t3"]["is_error"], results["t3"]  # the question was dismissed: denied
+        assert "42" in result_text(results["t4"]), results["t4"]  # over SSE, allowed by the rule below
 
         # a rule naming the whole server covers its tools; a deny of one still wins
         rules = [{"tool": "mcp__web", "action": "allow"}, {"tool": "mcp__web__get-sum", "action": "deny"}]
