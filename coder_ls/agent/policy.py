@@ -294,6 +294,16 @@ def _why_not_allowed(line: ParsedLine, root: Path) -> str | None:
     return _writes_outside(line, root)
 
 
+def rule_names(tool: str) -> frozenset[str]:
+    """The names a rule or grant may give `tool`: its own, and for an MCP server's tool
+    `mcp__<server>__<tool>` also `mcp__<server>` (all of that server's tools)."""
+    if tool.startswith("mcp__"):
+        server = tool[len("mcp__") :].split("__", 1)[0]
+        if server and tool != f"mcp__{server}":
+            return frozenset({tool, f"mcp__{server}"})
+    return frozenset({tool})
+
+
 def preset_action(preset: str, tool: str) -> Action:
     if tool in ALWAYS_ALLOWED or preset == "yolo":
         return "allow"
@@ -393,7 +403,7 @@ def decide(
     rel, refusal = _rel_for(tool, input, root, config)
     if refusal:
         return Decision("deny", refusal)
-    family = WRITE_TOOLS if tool in WRITE_TOOLS else frozenset({tool})
+    family = WRITE_TOOLS if tool in WRITE_TOOLS else rule_names(tool)
     paths = {rel, _real_rel(root, rel)} if rel is not None else set()
     real = _real_rel(root, rel) if rel is not None else None
 
@@ -411,8 +421,9 @@ def decide(
     granted = grants is not None and real is not None and grants.covers_path(tool, real)
     if (rule := matching("ask", family, paths)) and not granted:
         return Decision("ask", f"rule for {rule.tool} {rule.path or ''}".rstrip())
-    if (rule := matching("allow", (tool,), [real] if real is not None else [])) and (
-        rel is None or matching("allow", (tool,), [rel])
+    named = rule_names(tool)
+    if (rule := matching("allow", named, [real] if real is not None else [])) and (
+        rel is None or matching("allow", named, [rel])
     ):
         return Decision("allow", f"rule for {rule.tool} {rule.path or ''}".rstrip())
     if granted:
@@ -422,6 +433,8 @@ def decide(
             if g.path is None or (glob_match(g.path, real) and rel is not None and glob_match(g.path, rel)):
                 return Decision("allow", "allowed by the command's allowed-tools")
         if g.tool == tool and g.action == "allow" and real is None and tool in READ_TOOLS:
+            return Decision("allow", "allowed by the command's allowed-tools")
+        if g.tool in named and g.action == "allow" and tool.startswith("mcp__"):
             return Decision("allow", "allowed by the command's allowed-tools")
     return Decision(preset_action(config.permissions, tool), f"preset {config.permissions}")
 

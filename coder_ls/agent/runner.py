@@ -188,6 +188,11 @@ class Agent:
             await self.check_model(ctx, *self.provider(ctx, override))
             may_start = ctx.config().agents.max_depth >= 1
             tools, specs = self.tools_for(ctx.skills(), review=action.review, subagents=may_start)
+            if ctx.mcp is not None:
+                from coder_ls.agent.tools.mcp import with_mcp_tools, with_mentions
+
+                tools, specs = await with_mcp_tools(ctx, tools, specs)
+                action = await with_mentions(ctx, action)
 
             def system(config: Config) -> str:
                 return self.system(config, ctx.skills())

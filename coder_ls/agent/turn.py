@@ -55,7 +55,15 @@ from coder_ls.protocol.events import (
     ToolCallBegin,
     ToolCallEnd,
 )
-from coder_ls.protocol.messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from coder_ls.protocol.messages import (
+    Block,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolImage,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from coder_ls.protocol.results import ErrorInfo, UsageData
 from coder_ls.saferead import read_text_or_none
 
@@ -312,6 +320,7 @@ class Turn:
         self.ctx.call_id = call.id
         self._checked = None
         tool = self.tools.get(call.name)
+        images: tuple[ToolImage, ...] = ()
         if tool is None:
             text, is_error = f"Unknown tool {call.name!r}. Tools: {', '.join(self.tools.names())}.", True
         else:
@@ -352,9 +361,9 @@ class Turn:
                     self.ctx.review_edit = None
                     self.ctx.checked = None
                 text = await self.hooks.after_tool(call, call_input, output.text, output.is_error)
-                is_error = output.is_error
+                is_error, images = output.is_error, output.images
         self.turn.emit(ToolCallEnd(call_id=call.id, output=text, is_error=is_error))
-        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error)
+        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error, images=list(images))
 
     def persist_rule(self, rule: Rule) -> None:
         self.turn.persist_rule(rule)

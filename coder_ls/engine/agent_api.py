@@ -26,6 +26,7 @@ from coder_ls.protocol.results import ModelData
 if TYPE_CHECKING:
     from coder_ls.engine.session import Session
     from coder_ls.engine.trust import OwnedIds
+    from coder_ls.mcp.hub import McpHub
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,8 @@ class TurnContext:
     # The tasks this user created here (recorded outside the workspace): only these resume.
     owned_tasks: OwnedIds | None = None
     hooks: HookFire = field(default=no_hooks)  # the submission's hooks (events in coder_ls/hooks/records.py)
+    # The workspace's MCP servers (coder_ls/mcp/): their tools join the turn's.
+    mcp: McpHub | None = None
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""

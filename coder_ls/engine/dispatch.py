@@ -34,7 +34,7 @@ class EmptyInput(msgspec.Struct, frozen=True):
 Parsed = Slash | Shell | Prompt | UnknownSlash | EmptyInput
 
 # Commands that never wait behind a running submission of the session (contract section 12).
-IMMEDIATE_COMMANDS = frozenset({"help", "sessions", "diff", "model", "permissions", "trust", "btw", "agents"})
+IMMEDIATE_COMMANDS = frozenset({"help", "sessions", "diff", "model", "permissions", "trust", "btw", "agents", "mcp"})
 
 
 def waits_in_line(parsed: Parsed) -> bool:

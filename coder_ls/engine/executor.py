@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -54,6 +54,9 @@ from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submi
 from coder_ls.protocol.results import CommandCatalog, CommandResult, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
+if TYPE_CHECKING:
+    from coder_ls.mcp.hub import McpHub
+
 log = logging.getLogger(__name__)
 
 
@@ -85,6 +88,7 @@ class Engine:
             root, host, lambda: self.config, persist=self.state_problem is None, owned=OwnedIds(env, root, "sessions")
         )
         self._checkpoints: Checkpoints | None = None
+        self._mcp: McpHub | None = None
         self._subtasks: dict[str, Callable[[], None]] = {}  # subagent id -> cancel it alone
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = source_dirs(root, env)
@@ -103,6 +107,28 @@ class Engine:
 
         if (note := fallback_note(env)) is not None:  # HOME not writable: said once, then used as is
             host.show_message("warning", note)
+
+    @property
+    def mcp(self) -> McpHub:
+        """The MCP servers (built on first use; nothing starts before a submission asks)."""
+        if self._mcp is None:
+            from coder_ls.mcp.hub import McpHub
+
+            self._mcp = McpHub(
+                self.root,
+                self.env,
+                config=lambda: self.config,
+                trusted=self.config_store.workspace_trusted,
+                on_change=self._mcp_changed,
+            )
+        return self._mcp
+
+    def _mcp_changed(self) -> None:
+        """A server's prompts may have changed: they are commands (`mcp__server__prompt`)."""
+        from coder_ls.mcp.prompts import prompt_commands
+
+        if self._mcp is not None and self.registry.set_mcp(prompt_commands(self._mcp)):
+            self.announce_commands_changed()
 
     @property
     def checkpoints(self) -> Checkpoints:
@@ -157,6 +183,7 @@ class Engine:
         self.reload_config()
         self._command_signature = ()  # command files are gated at load: load them again
         self.refresh_commands()
+        self.mcp.trust()  # the workspace's .mcp.json, as it is now, may start its servers
         head = "Trusted this workspace: its command files, skills and agents now act as yours."
         if not wide:
             return f"{head} Nothing to trust in .coder/config.json: it widens no permission."
@@ -198,6 +225,7 @@ class Engine:
             hooks=self.hooks.bound(
                 sub.session.id, self._transcript(sub.session), sub.emit, lambda: self.config.permissions
             ),
+            mcp=self.mcp,
         )
 
     def _transcript(self, session: Session) -> str:
@@ -259,6 +287,7 @@ class Engine:
 
     # -- submissions --------------------------------------------------------------------
     async def submit(self, submission: Submission) -> CommandResult:
+        self.mcp.start()  # the first submission starts the MCP servers, in the background
         if self.refresh_commands():
             self.announce_commands_changed()
         match submission.op:
@@ -431,6 +460,7 @@ class Engine:
             agent_defs=self.agent_defs,
             models=lambda current: self.agent.models(self.config, current),
             owned_tasks=self.owned_tasks,
+            mcp=self.mcp,
         )
 
     def agent_defs(self) -> list[AgentDef]:
@@ -462,5 +492,7 @@ class Engine:
         for session in self.sessions.loaded_sessions():
             await self.end_session(session, "other", limit=5.0)
         await self.sessions.close_all()
+        if self._mcp is not None:
+            await self._mcp.close()
         if self._checkpoints is not None:
             self._checkpoints.close()

@@ -88,9 +88,11 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
     ),
     BoundaryRow(
         "mcp",
-        "`.mcp.json`",
-        "ignored (not built yet: ignored until trusted when it is)",
-        "not built yet",
+        "`.mcp.json`, `mcpServers` in `.coder/config.json`, a plugin's `.mcp.json` inside the workspace",
+        "nothing starts and no `${VAR}` is read for it: its servers are listed by `/mcp` as waiting "
+        "for `/trust`, said once",
+        "its servers start (lazily, in the background) with the scrubbed environment plus their `env`, "
+        "as `.mcp.json` was when trusted (a change is asked again); their tools ask like any other",
     ),
     BoundaryRow(
         "hooks",
@@ -135,6 +137,8 @@ def split_widening(values: Mapping[str, Any], base_preset: str = "balanced") -> 
         wide["model"] = kept.pop("model")
     if isinstance(kept.get("scriptedFile"), str):
         wide["scriptedFile"] = kept.pop("scriptedFile")
+    if isinstance(kept.get("mcpServers"), dict) and kept["mcpServers"]:
+        wide["mcpServers"] = kept.pop("mcpServers")  # a server is a program the repository names
     rules = kept.get("rules")
     if isinstance(rules, list):
         allow = [r for r in rules if isinstance(r, dict) and r.get("action") == "allow"]
@@ -171,6 +175,8 @@ def describe_widening(wide: Mapping[str, Any]) -> str:
         parts.append(f"model {wide['model']!r}")
     if "scriptedFile" in wide:
         parts.append(f"scriptedFile {wide['scriptedFile']!r}")
+    for name in wide.get("mcpServers", {}):
+        parts.append(f"MCP server {name!r}")
     for r in wide.get("rules", []):
         what = r.get("command") or r.get("path") or "any"
         parts.append(f"allow rule {r.get('tool', '?')} {what!r}")

@@ -74,6 +74,12 @@ def block_to_api(block: Block) -> dict[str, Any] | None:
     if isinstance(block, ToolResultBlock):
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id}
         result["content"] = block.content if block.content else "(no output)"
+        if block.images:
+            images = [
+                {"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
+                for i in block.images
+            ]
+            result["content"] = [{"type": "text", "text": result["content"]}, *images]
         if block.is_error:
             result["is_error"] = True
         return result

@@ -103,6 +103,18 @@ class HookGroup(msgspec.Struct, frozen=True):
     matcher: str = ""
 
 
+class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """One entry of `mcpServers` (the shape Claude Code writes): stdio (`command`, `args`,
+    `env`) or HTTP (`type: "http"`, `url`, `headers`); `${VAR}` expanded (coder_ls/mcp/config.py)."""
+
+    type: Literal["stdio", "http", "sse", "streamable-http", "streamableHttp"] | None = None
+    command: str | None = None
+    args: list[str] = msgspec.field(default_factory=list)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
@@ -135,3 +147,7 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # Hooks in Claude Code's format. Validated here with the rest; `coder_ls/hooks` runs them
     # per file (the user's and, once trusted, the workspace's: every source's run, none replaces another's).
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)
+
+
+    # MCP servers of the user (section "MCP servers"); a workspace's are `.mcp.json`, after /trust
+    mcp_servers: dict[str, McpServerConfig] = msgspec.field(default_factory=dict)

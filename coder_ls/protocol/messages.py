@@ -22,10 +22,18 @@ class ToolUseBlock(msgspec.Struct, tag_field="type", tag="tool_use"):
     input: dict[str, Any]
 
 
-class ToolResultBlock(msgspec.Struct, tag_field="type", tag="tool_result"):
+class ToolImage(msgspec.Struct, frozen=True):
+    """An image a tool returned (an MCP server's), base64, sent to the model beside the text."""
+
+    media_type: str
+    data: str
+
+
+class ToolResultBlock(msgspec.Struct, tag_field="type", tag="tool_result", omit_defaults=True):
     tool_use_id: str
     content: str
     is_error: bool = False
+    images: list[ToolImage] = msgspec.field(default_factory=list)
 
 
 Block = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock

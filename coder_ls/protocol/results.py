@@ -29,7 +29,7 @@ class CommandInfo(Wire, omit_defaults=True):
     description: str
     argument_hint: str
     kind: Literal["local", "prompt", "agent"]
-    source: Literal["builtin", "workspace", "user", "skill"]
+    source: Literal["builtin", "workspace", "user", "skill", "mcp"]
     path: str | None = None
     user_invocable: bool | None = None
     model_invocable: bool | None = None
@@ -189,6 +189,28 @@ class UsageData(Tagged, tag="usage"):
     steps: int = 0
 
 
+class McpServerInfo(msgspec.Struct, rename="camel", kw_only=True):
+    """One MCP server as `/mcp` shows it. `state`: stopped | starting | ready | restarting |
+    failed | untrusted (a workspace's server waiting for /trust)."""
+
+    name: str
+    origin: str  # user | workspace | plugin
+    transport: str  # stdio | http | sse
+    state: str
+    tools: list[str] = msgspec.field(default_factory=list)
+    prompts: list[str] = msgspec.field(default_factory=list)
+    resources: int = 0
+    last_error: str = ""
+    source: str = ""
+
+
+class McpData(Tagged, tag="mcp"):
+    """`/mcp`: each MCP server's status, tools and last error; the configuration's problems."""
+
+    servers: list[McpServerInfo]
+    problems: list[str] = msgspec.field(default_factory=list)
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -205,6 +227,7 @@ Data = (
     | AgentsData
     | TaskData
     | TaskList
+    | McpData
 )
 
 

@@ -118,7 +118,7 @@ async def test_session_end_runs_at_shutdown_and_cannot_hold_it(tmp_path, hook_fa
         hook_fake.push(reply("hi"))
         await s.execute("coder.input", {"text": "hello"})
         start = loop.time()
-    assert loop.time() - start < 9  # the slow hook was cut short (5 s), not waited for
+    assert loop.time() - start < 20  # the slow hook (30 s) was cut short at 5 s; 20: a loaded machine
     assert json.loads(log.read_text())["reason"] == "other"
     await asyncio.sleep(0.2)
     assert not slow.exists()

@@ -6,8 +6,9 @@
 (matched on the parsed command by the policy: a compound line only when every part is covered, never a
 redirection outside the workspace, never `-c`/`-e` code, interpreters only exactly);
 `Read`, `Grep`, `Glob`, `LS` the read tools; `Edit`, `MultiEdit`, `Write` (optionally with a
-path glob) the file tools. A bare `Bash` (every command) is not granted: a command file
-must name its commands. Unknown names (another agent's tools) are reported and skipped.
+path glob) the file tools; `mcp__server__tool` an MCP server's tool, `mcp__server` all of
+its tools. A bare `Bash` (every command) is not granted: a command file must name its commands.
+Unknown names (another agent's tools) are reported and skipped.
 The grant lasts for the turn the command starts; deny rules, the refused-command check
 and the protected paths still apply.
 """
@@ -18,7 +19,8 @@ import re
 
 from coder_ls.protocol.actions import ToolGrant
 
-_ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.S)
+_ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*(?:\((.*)\))?\s*$", re.S)
+_MCP = re.compile(r"^mcp__[A-Za-z0-9_-]+$")  # `mcp__server` or `mcp__server__tool`
 TOOL_NAMES = {  # Claude Code's tool names (lower-cased) -> ours
     "bash": "bash",
     "read": "read",
@@ -40,6 +42,9 @@ def parse_allowed_tools(entries: tuple[str, ...]) -> tuple[tuple[ToolGrant, ...]
     for entry in entries:
         m = _ENTRY.match(entry)
         tool = TOOL_NAMES.get(m.group(1).lower()) if m else None
+        if m is not None and _MCP.match(m.group(1)) and not m.group(2):
+            grants.append(ToolGrant(tool=m.group(1)))  # an MCP server's tool(s), by name
+            continue
         if m is None or tool is None:
             problems.append(f"allowed-tools: {entry!r} is not a tool this agent has (skipped)")
             continue

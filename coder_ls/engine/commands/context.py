@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from coder_ls.engine.agent_api import AgentDef, _no_agents
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import CommandInfo, ModelData, SessionInfo
+
+if TYPE_CHECKING:
+    from coder_ls.mcp.hub import McpHub
 
 
 def _builtin_models(current: str) -> ModelData:
@@ -30,3 +34,4 @@ class CommandContext(msgspec.Struct):
     agent_defs: Callable[[], Sequence[AgentDef]] = _no_agents  # the subagent definitions
     models: Callable[[str], ModelData] = _builtin_models  # `/model`'s listing, `current` resolved
     owned_tasks: Container[str] = frozenset()  # the ids of the tasks this user created here
+    mcp: McpHub | None = None  # the MCP servers (`/mcp`)

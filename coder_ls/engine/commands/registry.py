@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 Handler = Callable[["CommandContext", str], Awaitable[CommandOutcome]]
 Kind = Literal["local", "prompt", "agent"]
-Source = Literal["builtin", "workspace", "user", "skill"]
+Source = Literal["builtin", "workspace", "user", "skill", "mcp"]
 
 
 class Command(msgspec.Struct, frozen=True):
@@ -54,6 +54,7 @@ class Registry:
     def __init__(self) -> None:
         self._builtin: dict[str, Command] = {}
         self._extra: dict[str, Command] = {}
+        self._mcp: dict[str, Command] = {}  # MCP servers' prompts (`mcp__server__prompt`)
 
     def add_builtin(self, command: Command) -> None:
         self._builtin[command.name] = command
@@ -70,11 +71,17 @@ class Registry:
         self._extra = new
         return before != [(c.info(), c.meta, c.body) for c in new.values()]
 
+    def set_mcp(self, commands: list[Command]) -> bool:
+        """Replace the MCP servers' prompt commands; True when the list changed."""
+        before = [c.info() for c in self._mcp.values()]
+        self._mcp = {c.name: c for c in commands}
+        return before != [c.info() for c in self._mcp.values()]
+
     def get(self, name: str) -> Command | None:
-        return self._extra.get(name) or self._builtin.get(name)
+        return self._extra.get(name) or self._builtin.get(name) or self._mcp.get(name)
 
     def names(self) -> list[str]:
-        return [*self._builtin, *(n for n in self._extra if n not in self._builtin)]
+        return [*self._builtin, *(n for n in self._extra if n not in self._builtin), *self._mcp]
 
     def builtin_names(self) -> list[str]:
         return list(self._builtin)
@@ -82,4 +89,5 @@ class Registry:
     def catalog(self) -> list[CommandInfo]:
         commands = [self._extra.get(n, c) for n, c in self._builtin.items()]
         commands += [c for n, c in self._extra.items() if n not in self._builtin]
+        commands += list(self._mcp.values())
         return [c.info() for c in commands]
