@@ -26,6 +26,7 @@ from coder_ls.agent.tools.bash import sandbox_options
 from coder_ls.agent.verify import is_user_verify, should_verify, verify_command, verify_message
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.codeaction import path_of
+from coder_ls.engine.images import with_image_data
 from coder_ls.engine.safety import check_command
 from coder_ls.llm.base import (
     ProviderError,
@@ -54,7 +55,15 @@ from coder_ls.protocol.events import (
     ToolCallBegin,
     ToolCallEnd,
 )
-from coder_ls.protocol.messages import Block, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from coder_ls.protocol.messages import (
+    Block,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from coder_ls.protocol.results import ErrorInfo, UsageData
 from coder_ls.saferead import read_text_or_none
 
@@ -155,7 +164,7 @@ class Turn:
             self.session.todos[:] = [TodoItem(content=first_line[:120], status="in_progress", id="1")]
             self.turn.emit(TodoUpdated(todos=list(self.session.todos)))
             text = f"{text}\n\n{TODO_REMINDER}"
-        self.record(Message(role="user", content=[TextBlock(text=text)]))
+        self.record(Message(role="user", content=[*action.images, TextBlock(text=text)]))
         final_text = ""
         while True:
             if self.usage.steps >= self.config.max_steps:
@@ -193,7 +202,7 @@ class Turn:
         request = ProviderRequest(
             model=self.model,
             system=self.system(),
-            messages=merge_roles(self.session.context),
+            messages=with_image_data(self.turn.root, merge_roles(self.session.context)),
             tools=self.specs,
             max_tokens=self.config.max_output_tokens,
             thinking_budget=self.config.thinking_budget or None,
@@ -295,6 +304,7 @@ class Turn:
         self.ctx.call_id = call.id
         self._checked = None
         tool = self.tools.get(call.name)
+        images: list[ImageBlock] = []
         if tool is None:
             text, is_error = f"Unknown tool {call.name!r}. Tools: {', '.join(self.tools.names())}.", True
         else:
@@ -329,9 +339,9 @@ class Turn:
                 finally:
                     self.ctx.review_edit = None
                     self.ctx.checked = None
-                text, is_error = output.text, output.is_error
+                text, is_error, images = output.text, output.is_error, list(output.images)
         self.turn.emit(ToolCallEnd(call_id=call.id, output=text, is_error=is_error))
-        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error)
+        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error, images=images)
 
     def persist_rule(self, rule: Rule) -> None:
         self.turn.persist_rule(rule)

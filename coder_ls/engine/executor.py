@@ -18,6 +18,7 @@ import msgspec
 
 from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
+from coder_ls.engine.attachments import attach_images, refuse_images
 from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.builtin import register_builtins
@@ -293,11 +294,16 @@ class Engine:
             case UserInput(text=text, context=context):
                 parsed = parse_input(text, self.registry.names())
                 selection = context if isinstance(context, SelectionContext) else None
-                return waits_in_line(parsed), self._input_planner(parsed, selection, b)
+                return waits_in_line(parsed), self._input_planner(parsed, selection, b, op)
         raise AssertionError(f"unsupported operation {type(op).__name__}")
 
-    def _input_planner(self, parsed: Parsed, selection: SelectionContext | None, b: ResultBuilder) -> Planner:
+    def _input_planner(
+        self, parsed: Parsed, selection: SelectionContext | None, b: ResultBuilder, op: UserInput
+    ) -> Planner:
         async def plan(ctx: TaskContext) -> list[Task]:
+            if op.images and not isinstance(parsed, Prompt):
+                refuse_images(op.text, op.images, b, "Images go with a prompt, not with a /command or !shell line.")
+                return []
             match parsed:
                 case EmptyInput():
                     b.fail("empty_input", "Nothing to do: the input is empty.")
@@ -307,7 +313,10 @@ class Engine:
                 case Shell(command=command):
                     return await self._plan_shell(ctx, command)
                 case Prompt(text=prompt):
-                    return [AgentTask(RunAgent(prompt=prompt, context=selection))]
+                    images = await attach_images(self.root, op.text, op.images, b)
+                    if images is None:
+                        return []
+                    return [AgentTask(RunAgent(prompt=prompt, context=selection, images=images))]
                 case Slash(name=name, args=args):
                     found = self.registry.get(name)
                     assert found is not None

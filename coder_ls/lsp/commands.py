@@ -10,6 +10,7 @@ import msgspec
 
 from coder_ls.protocol.args import (
     CodeActionArgs,
+    ImageArg,
     InputArgs,
     InterruptArgs,
     ListCommandsArgs,
@@ -63,6 +64,16 @@ def _shell_text(command: str, session_id: str | None) -> str:
     return command
 
 
+def _images(a: InputArgs) -> tuple[ImageArg, ...]:
+    """Each image is a `uri` or `data` (with its `mediaType`), never both nor neither."""
+    for n, image in enumerate(a.images or ()):
+        if (image.uri is None) == (image.data is None):
+            raise BadArguments(f"coder.input: `images[{n}]` takes either `uri` or `data` (base64 with `mediaType`)")
+        if image.data is not None and image.media_type is None:
+            raise BadArguments(f"coder.input: `images[{n}]` has `data` without its `mediaType`")
+    return tuple(a.images or ())
+
+
 def command_ids(slash_names: list[str]) -> list[str]:
     return [*FIXED_IDS, *(f"coder.{n}" for n in slash_names if f"coder.{n}" not in FIXED_IDS)]
 
@@ -107,9 +118,10 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
     match command:
         case "coder.input":
             a = _convert(command, raw, InputArgs)
+            images = _images(a)
             if a.text.strip().startswith("!"):
-                return UserInput(text=_shell_text(a.text, a.session_id), context=a.context), a.session_id
-            return UserInput(text=_clean(a.text), context=a.context), a.session_id
+                return UserInput(text=_shell_text(a.text, a.session_id), context=a.context, images=images), a.session_id
+            return UserInput(text=_clean(a.text), context=a.context, images=images), a.session_id
         case "coder.shell":
             s = _convert(command, raw, ShellArgs)
             return UserInput(text="!" + _shell_text(s.command, s.session_id)), s.session_id

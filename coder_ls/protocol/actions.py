@@ -11,6 +11,7 @@ from typing import Literal
 import msgspec
 
 from coder_ls.protocol.args import SelectionContext
+from coder_ls.protocol.messages import ImageBlock
 from coder_ls.protocol.results import Data
 from coder_ls.protocol.tasks import TaskRequest
 
@@ -40,6 +41,7 @@ class RunAgent(msgspec.Struct, frozen=True):
     fork: str | None = None  # `context: fork`: run as this subagent, the session keeps only a note
     task: TaskRequest | None = None  # `/task`: plan and run the goal with subagents (section 14)
     command: str = ""  # the command that started it (`/name`), for that note
+    images: tuple[ImageBlock, ...] = ()  # stored images sent with the prompt (section 19)
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):

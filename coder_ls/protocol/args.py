@@ -32,12 +32,22 @@ class SelectionContext(Wire):
     range: Range | None = None
 
 
+class ImageArg(Wire):
+    """An image sent with the input: a file (`uri`) or the bytes (`data`, base64, with the
+    `mediaType` the client believes it has; the bytes decide)."""
+
+    uri: str | None = None
+    data: str | None = None
+    media_type: str | None = None
+
+
 class InputArgs(Wire):
     """`coder.input`: what a user typed."""
 
     text: str
     session_id: str | None = None
     context: SelectionContext | None = None
+    images: list[ImageArg] | None = None
 
 
 class ShellArgs(Wire):

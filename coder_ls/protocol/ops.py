@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import msgspec
 
-from coder_ls.protocol.args import Diagnostic, Range, SelectionContext
+from coder_ls.protocol.args import Diagnostic, ImageArg, Range, SelectionContext
 
 
 class UserInput(msgspec.Struct, frozen=True):
-    """Text as the user typed it: `/cmd`, `!shell` or a prompt."""
+    """Text as the user typed it: `/cmd`, `!shell` or a prompt (with its images)."""
 
     text: str
     context: SelectionContext | None = None
+    images: tuple[ImageArg, ...] = ()
 
 
 class Interrupt(msgspec.Struct, frozen=True):

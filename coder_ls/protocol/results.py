@@ -189,6 +189,13 @@ class UsageData(Tagged, tag="usage"):
     steps: int = 0
 
 
+class InputData(Tagged, tag="input"):
+    """A prompt that was not run (`bad_image`, ...): the input as sent, so nothing is lost."""
+
+    input: str
+    images: int = 0  # how many images came with it
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -205,6 +212,7 @@ Data = (
     | AgentsData
     | TaskData
     | TaskList
+    | InputData
 )
 
 

@@ -19,6 +19,7 @@ from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.edits import Finding
 from coder_ls.protocol.events import Event, TodoItem
+from coder_ls.protocol.messages import ImageBlock
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ class ToolError(Exception):
 class ToolOutput(msgspec.Struct, frozen=True):
     text: str
     is_error: bool = False
+    images: tuple[ImageBlock, ...] = ()  # shown to the model with the text (`read` of an image)
 
 
 class ShellResultLike(Protocol):
