@@ -17,6 +17,7 @@ from coder_ls.agent.compact import AUTO_COMPACT_SHARE, apply_summary, merge_role
 from coder_ls.agent.complexity import TODO_REMINDER, is_complex
 from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
+from coder_ls.agent.references import prompt_content
 from coder_ls.agent.review import question_diff, review_call
 from coder_ls.agent.skills import UsedSkills
 from coder_ls.agent.streaming import watched
@@ -164,7 +165,7 @@ class Turn:
             self.session.todos[:] = [TodoItem(content=first_line[:120], status="in_progress", id="1")]
             self.turn.emit(TodoUpdated(todos=list(self.session.todos)))
             text = f"{text}\n\n{TODO_REMINDER}"
-        self.record(Message(role="user", content=[*action.images, TextBlock(text=text)]))
+        self.record(Message(role="user", content=await prompt_content(self.turn, action, text)))
         final_text = ""
         while True:
             if self.usage.steps >= self.config.max_steps:

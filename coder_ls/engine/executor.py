@@ -25,6 +25,7 @@ from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.files import load_commands, signature, source_dirs
 from coder_ls.engine.commands.registry import Registry
+from coder_ls.engine.completion import complete
 from coder_ls.engine.config import ConfigStore, describe
 from coder_ls.engine.dispatch import (
     EmptyInput,
@@ -36,6 +37,7 @@ from coder_ls.engine.dispatch import (
     parse_input,
     waits_in_line,
 )
+from coder_ls.engine.filelist import FileListCache
 from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
 from coder_ls.engine.results import ResultBuilder
@@ -49,7 +51,7 @@ from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
-from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submission, UserInput
+from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, Submission, UserInput
 from coder_ls.protocol.results import CommandCatalog, CommandResult, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
@@ -84,6 +86,7 @@ class Engine:
             root, host, lambda: self.config, persist=self.state_problem is None, owned=OwnedIds(env, root, "sessions")
         )
         self._checkpoints: Checkpoints | None = None
+        self._file_list: FileListCache | None = None  # for `@` completion, listed on first use
         self._subtasks: dict[str, Callable[[], None]] = {}  # subagent id -> cancel it alone
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = source_dirs(root, env)
@@ -242,6 +245,7 @@ class Engine:
 
     # -- submissions --------------------------------------------------------------------
     async def submit(self, submission: Submission) -> CommandResult:
+        self.file_list().warm()  # `@` completion answers at once from the first keystroke on
         if self.refresh_commands():
             self.announce_commands_changed()
         match submission.op:
@@ -259,6 +263,8 @@ class Engine:
                     reply="\n".join(f"/{c.name} {c.argument_hint}".rstrip() for c in self.registry.catalog()),
                     data=CommandCatalog(commands=self.registry.catalog()),
                 )
+            case CompleteInput(text=text, position=position):
+                return await self._complete_op(submission, text, position)
         if not self.root.is_dir():  # deleted while the server runs: never re-created
             message = f"The workspace folder {self.root} no longer exists; reopen a workspace that does."
             return error_result(submission.session_id or "", submission.id, "workspace_missing", message)
@@ -316,7 +322,7 @@ class Engine:
                     images = await attach_images(self.root, op.text, op.images, b)
                     if images is None:
                         return []
-                    return [AgentTask(RunAgent(prompt=prompt, context=selection, images=images))]
+                    return [AgentTask(RunAgent(prompt=prompt, context=selection, images=images, references=True))]
                 case Slash(name=name, args=args):
                     found = self.registry.get(name)
                     assert found is not None
@@ -371,6 +377,23 @@ class Engine:
         else:
             state.cancel()  # a read-only command stands alone
         return True
+
+    def file_list(self) -> FileListCache:
+        if self._file_list is None:
+            self._file_list = FileListCache(self.root)
+        return self._file_list
+
+    async def _complete_op(self, submission: Submission, text: str, position: int) -> CommandResult:
+        """`coder.completeInput`: answered at once, outside every session's line."""
+        found = await complete(
+            text,
+            position,
+            self.file_list(),
+            self.registry.catalog,
+            lambda: [(d.name, d.description) for d in self.agent_defs()],
+        )
+        sid = submission.session_id or self.sessions.current_id or ""
+        return CommandResult(sid, submission.id, "command", "completed", data=found)
 
     def _interrupt_op(self, submission: Submission) -> CommandResult:
         session = self.sessions.loaded(submission.session_id)

@@ -10,6 +10,7 @@ import msgspec
 
 from coder_ls.protocol.args import (
     CodeActionArgs,
+    CompleteInputArgs,
     ImageArg,
     InputArgs,
     InterruptArgs,
@@ -17,9 +18,16 @@ from coder_ls.protocol.args import (
     ShellArgs,
     SlashArgs,
 )
-from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, UserInput
+from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, UserInput
 
-FIXED_IDS = ("coder.input", "coder.shell", "coder.interrupt", "coder.listCommands", "coder.codeAction")
+FIXED_IDS = (
+    "coder.input",
+    "coder.shell",
+    "coder.interrupt",
+    "coder.listCommands",
+    "coder.codeAction",
+    "coder.completeInput",
+)
 
 
 class BadArguments(Exception):
@@ -133,6 +141,14 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
         case "coder.listCommands":
             lc = _convert(command, raw, ListCommandsArgs)
             return ListCommands(), lc.session_id
+        case "coder.completeInput":
+            ci = _convert(command, raw, CompleteInputArgs)
+            position = len(ci.text) if ci.position is None else ci.position
+            if not 0 <= position <= len(ci.text):
+                raise BadArguments(
+                    f"coder.completeInput: `position` {position} is outside the text (0..{len(ci.text)})"
+                )
+            return CompleteInput(text=ci.text, position=position), ci.session_id
         case "coder.codeAction":
             c = _convert(command, raw, CodeActionArgs)
             if c.action not in ("fix", "explain", "refactor", "tests"):

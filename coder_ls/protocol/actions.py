@@ -42,6 +42,7 @@ class RunAgent(msgspec.Struct, frozen=True):
     task: TaskRequest | None = None  # `/task`: plan and run the goal with subagents (section 14)
     command: str = ""  # the command that started it (`/name`), for that note
     images: tuple[ImageBlock, ...] = ()  # stored images sent with the prompt (section 19)
+    references: bool = False  # a user's prompt: its `@path` references attach files (section 19)
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):

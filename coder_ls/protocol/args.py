@@ -87,3 +87,13 @@ class CodeActionArgs(Wire):
     instruction: str | None = None
     diagnostics: list[Diagnostic] | None = None
     session_id: str | None = None
+
+
+class CompleteInputArgs(Wire):
+    """`coder.completeInput`: what can complete the word at `position` (a character offset
+    in `text`, default its end) when it starts with `@` (files, folders, agents) or is the
+    leading `/command`."""
+
+    text: str
+    position: int | None = None
+    session_id: str | None = None

@@ -73,6 +73,13 @@ class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     default_budget: PositiveInt = 500_000  # tokens a /task may use before it pauses
 
 
+class InputConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """What comes with a prompt (contract section 19)."""
+
+    max_attachment_bytes: PositiveInt = 100_000  # each `@file`, range or listing, cut with a note
+    paste_threshold: PositiveInt = 4_000  # a longer paste shows as `[Pasted text #N, L lines]`
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
@@ -102,3 +109,4 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # The longest silence on a model request (no byte of the response) before it is given
     # up as stalled and retried; from 10 s of silence on, the progress says so.
     request_timeout_seconds: PositiveFloat = 120.0
+    input: InputConfig = msgspec.field(default_factory=InputConfig)

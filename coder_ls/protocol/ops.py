@@ -33,7 +33,12 @@ class ListCommands(msgspec.Struct, frozen=True):
     pass
 
 
-Op = UserInput | Interrupt | CodeAction | ListCommands
+class CompleteInput(msgspec.Struct, frozen=True):
+    text: str
+    position: int
+
+
+Op = UserInput | Interrupt | CodeAction | ListCommands | CompleteInput
 
 
 class Submission(msgspec.Struct, frozen=True):

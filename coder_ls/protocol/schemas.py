@@ -41,6 +41,7 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         "coder.interrupt": args.InterruptArgs,
         "coder.listCommands": args.ListCommandsArgs,
         "coder.codeAction": args.CodeActionArgs,
+        "coder.completeInput": args.CompleteInputArgs,
     }
     for name, kind in commands.items():
         schema = msgspec.json.schema(kind)
