@@ -25,6 +25,7 @@ from coder_ls.agent.policy import decide
 from coder_ls.agent.tools.base import ToolError
 from coder_ls.agent.tools.readimage import read_image
 from coder_ls.engine.agent_api import TurnContext
+from coder_ls.engine.attachments import paste_for_model
 from coder_ls.engine.filelist import list_files
 from coder_ls.engine.host import Host
 from coder_ls.protocol.actions import RunAgent
@@ -181,4 +182,5 @@ async def prompt_content(turn: TurnContext, action: RunAgent, text: str) -> list
         attached = await expand_references(turn.root, turn.config(), turn.host, action.prompt)
     for note in attached.notes:
         turn.emit(Notice(message=note))
+    text = paste_for_model(text, action.pastes)
     return [*action.images, *attached.images, TextBlock(text=text), *attached.blocks]

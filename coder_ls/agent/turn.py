@@ -96,10 +96,14 @@ def _selection_text(turn: TurnContext, action: RunAgent) -> str:
     if text is None:
         return f"\n\n(The user's selection is in {rel}, lines {ctx.range.start.line + 1}-{ctx.range.end.line + 1}.)"
     lines = text.splitlines()[ctx.range.start.line : ctx.range.end.line + 1]
-    snippet = "\n".join(lines)[:8000]
+    limit = turn.config().input.max_attachment_bytes
+    snippet = "\n".join(lines)
+    cut = len(snippet.encode("utf-8")) > limit
+    snippet = snippet.encode("utf-8")[:limit].decode("utf-8", errors="ignore") if cut else snippet
+    note = f"\n[the selection was cut at {limit} bytes (input.maxAttachmentBytes)]" if cut else ""
     return (
         f"\n\n(The user's selection: {rel} lines {ctx.range.start.line + 1}-{ctx.range.end.line + 1}:)\n"
-        f"```\n{snippet}\n```"
+        f"```\n{snippet}\n```{note}"
     )
 
 

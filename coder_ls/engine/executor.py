@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import msgspec
 
 from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
-from coder_ls.engine.attachments import attach_images, refuse_images
+from coder_ls.engine.attachments import attach_images, place_pastes, refuse_images
 from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.builtin import register_builtins
@@ -47,7 +48,7 @@ from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
 from coder_ls.engine.tasks import AgentTask, ShellTask, task_for
 from coder_ls.engine.trust import OwnedIds
-from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.actions import Paste, RunAgent
 from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
@@ -298,13 +299,23 @@ class Engine:
 
                 return True, code_action
             case UserInput(text=text, context=context):
+                pastes: tuple[Paste, ...] = ()
+                if op.pastes:  # a long paste shows as `[Pasted text #N, L lines]` (a prompt's only)
+                    text, pastes = place_pastes(text, op.pastes, self.config.input.paste_threshold)
                 parsed = parse_input(text, self.registry.names())
+                if pastes and not isinstance(parsed, Prompt):
+                    parsed = parse_input(place_pastes(op.text, op.pastes, sys.maxsize)[0], self.registry.names())
                 selection = context if isinstance(context, SelectionContext) else None
-                return waits_in_line(parsed), self._input_planner(parsed, selection, b, op)
+                return waits_in_line(parsed), self._input_planner(parsed, selection, b, op, pastes)
         raise AssertionError(f"unsupported operation {type(op).__name__}")
 
     def _input_planner(
-        self, parsed: Parsed, selection: SelectionContext | None, b: ResultBuilder, op: UserInput
+        self,
+        parsed: Parsed,
+        selection: SelectionContext | None,
+        b: ResultBuilder,
+        op: UserInput,
+        pastes: tuple[Paste, ...] = (),
     ) -> Planner:
         async def plan(ctx: TaskContext) -> list[Task]:
             if op.images and not isinstance(parsed, Prompt):
@@ -322,7 +333,11 @@ class Engine:
                     images = await attach_images(self.root, op.text, op.images, b)
                     if images is None:
                         return []
-                    return [AgentTask(RunAgent(prompt=prompt, context=selection, images=images, references=True))]
+                    return [
+                        AgentTask(
+                            RunAgent(prompt=prompt, context=selection, images=images, references=True, pastes=pastes)
+                        )
+                    ]
                 case Slash(name=name, args=args):
                     found = self.registry.get(name)
                     assert found is not None

@@ -127,9 +127,11 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
         case "coder.input":
             a = _convert(command, raw, InputArgs)
             images = _images(a)
+            pastes = tuple(_clean(p) for p in a.pastes or ())
             if a.text.strip().startswith("!"):
-                return UserInput(text=_shell_text(a.text, a.session_id), context=a.context, images=images), a.session_id
-            return UserInput(text=_clean(a.text), context=a.context, images=images), a.session_id
+                text = _shell_text(a.text, a.session_id)
+                return UserInput(text=text, context=a.context, images=images, pastes=pastes), a.session_id
+            return UserInput(text=_clean(a.text), context=a.context, images=images, pastes=pastes), a.session_id
         case "coder.shell":
             s = _convert(command, raw, ShellArgs)
             return UserInput(text="!" + _shell_text(s.command, s.session_id)), s.session_id

@@ -31,6 +31,13 @@ class ToolGrant(msgspec.Struct, frozen=True):
     exact: bool = False  # `Bash(npm test)`: that command only; `Bash(npm test:*)`: a prefix
 
 
+class Paste(msgspec.Struct, frozen=True):
+    """A long pasted text: `[Pasted text #number, L lines]` in the prompt, whole to the model."""
+
+    number: int
+    text: str
+
+
 class RunAgent(msgspec.Struct, frozen=True):
     prompt: str
     context: SelectionContext | None = None
@@ -43,6 +50,7 @@ class RunAgent(msgspec.Struct, frozen=True):
     command: str = ""  # the command that started it (`/name`), for that note
     images: tuple[ImageBlock, ...] = ()  # stored images sent with the prompt (section 19)
     references: bool = False  # a user's prompt: its `@path` references attach files (section 19)
+    pastes: tuple[Paste, ...] = ()  # the long pastes the prompt names (section 19)
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):

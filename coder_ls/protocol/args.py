@@ -48,6 +48,7 @@ class InputArgs(Wire):
     session_id: str | None = None
     context: SelectionContext | None = None
     images: list[ImageArg] | None = None
+    pastes: list[str] | None = None  # pasted texts, each named in `text` by `[Pasted text #N]`
 
 
 class ShellArgs(Wire):

@@ -13,6 +13,7 @@ class UserInput(msgspec.Struct, frozen=True):
     text: str
     context: SelectionContext | None = None
     images: tuple[ImageArg, ...] = ()
+    pastes: tuple[str, ...] = ()
 
 
 class Interrupt(msgspec.Struct, frozen=True):
