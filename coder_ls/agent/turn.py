@@ -138,6 +138,7 @@ class Turn:
             used_skills=self.session.extension(UsedSkills, UsedSkills).texts,
             actor=actor,
             run_subagents=subagents,
+            submission_id=ctx.submission_id,
         )
         self.usage = UsageData()
         self.verify_attempts = 0

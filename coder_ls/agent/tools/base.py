@@ -106,6 +106,7 @@ class ToolContext:
     # (command, shell cwd) the policy has just checked and allowed, with nothing run or awaited
     # since: the bash tool does not check it a second time (set by the turn, never by input)
     checked: tuple[str, Path | None] | None = None
+    submission_id: str = ""  # the submission this turn runs for (`ask_user` names it to the client)
 
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""
