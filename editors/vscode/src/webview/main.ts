@@ -1,4 +1,5 @@
 /** The chat webview (browser side): renders snapshots, sends what the user types. */
+import { type ImageAttachment, IMAGE_TYPES, imageFromDataUrl, keptPastes, PASTE_THRESHOLD, pasteMarker } from '../attachments';
 import type { CommandInfo } from '../protocol';
 import { type SlashMatch, slashMatches } from '../slash';
 import type { Snapshot } from '../transcript';
@@ -16,11 +17,62 @@ const completionsEl = $<HTMLUListElement>('completions');
 const stopBtn = $<HTMLButtonElement>('stop');
 const statusEl = $<HTMLSpanElement>('status');
 const usageEl = $<HTMLSpanElement>('usage');
+const chipsEl = $<HTMLDivElement>('chips');
 
 const rendered = new Map<number, { rev: number; el: Element }>();
 let catalog: CommandInfo[] = [];
 let matches: SlashMatch[] = [];
 let selected = 0;
+// what goes with the next input: the editor context (shown, removable), images, long pastes
+let contextChip: string | null = null;
+let images: ImageAttachment[] = [];
+let pastes: string[] = [];
+
+function chip(label: string, title: string, onRemove: () => void): HTMLElement {
+  const el = document.createElement('span');
+  el.className = 'chip';
+  el.title = title;
+  el.textContent = label;
+  const x = document.createElement('button');
+  x.className = 'chip-remove';
+  x.title = `Remove ${label}`;
+  x.setAttribute('aria-label', `Remove ${label}`);
+  x.textContent = '×';
+  x.addEventListener('click', onRemove);
+  el.append(x);
+  return el;
+}
+
+function renderChips(): void {
+  const els: HTMLElement[] = [];
+  if (contextChip)
+    els.push(chip(contextChip, 'Sent with your input: the active file and selection', () => vscode.postMessage({ type: 'dropContext' })));
+  images.forEach((img, i) =>
+    els.push(
+      chip(`🖼 ${img.name}`, 'Sent with your input', () => {
+        images.splice(i, 1);
+        renderChips();
+      }),
+    ),
+  );
+  chipsEl.replaceChildren(...els);
+}
+
+function addImageFiles(files: File[]): boolean {
+  const wanted = files.filter((f) => IMAGE_TYPES.includes(f.type));
+  for (const file of wanted) {
+    const reader = new FileReader();
+    reader.onload = () => {
+      const img = imageFromDataUrl(String(reader.result), file.name || `pasted image ${images.length + 1}`);
+      if (img) {
+        images.push(img);
+        renderChips();
+      }
+    };
+    reader.readAsDataURL(file);
+  }
+  return wanted.length > 0;
+}
 
 function fromHtml(html: string): Element {
   const t = document.createElement('template');
@@ -97,12 +149,39 @@ function accept(i: number): void {
 }
 
 function send(): void {
-  const text = input.value.trim();
-  if (!text) return;
-  vscode.postMessage({ type: 'submit', text });
+  const kept = keptPastes(input.value.trim(), pastes);
+  if (!kept.text && !images.length) return;
+  vscode.postMessage({ type: 'submit', text: kept.text, images: images.length ? images : undefined, pastes: kept.pastes.length ? kept.pastes : undefined });
   input.value = '';
+  images = [];
+  pastes = [];
+  renderChips();
   updateCompletions();
 }
+
+input.addEventListener('paste', (ev) => {
+  const data = ev.clipboardData;
+  if (!data) return;
+  const files = Array.from(data.items)
+    .filter((i) => i.kind === 'file')
+    .map((i) => i.getAsFile())
+    .filter((f): f is File => f !== null);
+  if (addImageFiles(files)) {
+    ev.preventDefault();
+    return;
+  }
+  const text = data.getData('text/plain');
+  if (text.length > PASTE_THRESHOLD) {
+    // a long paste stays whole but out of the way: a marker in the box
+    ev.preventDefault();
+    pastes.push(text);
+    input.setRangeText(pasteMarker(pastes.length), input.selectionStart, input.selectionEnd, 'end');
+  }
+});
+input.addEventListener('dragover', (ev) => ev.preventDefault());
+input.addEventListener('drop', (ev) => {
+  if (ev.dataTransfer && addImageFiles(Array.from(ev.dataTransfer.files))) ev.preventDefault();
+});
 
 input.addEventListener('input', () => {
   selected = 0;
@@ -153,6 +232,10 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
     catalog = msg.commands;
     updateCompletions();
   } else if (msg.type === 'focus') input.focus();
+  else if (msg.type === 'context') {
+    contextChip = msg.label;
+    renderChips();
+  }
 });
 
 vscode.postMessage({ type: 'ready' });
