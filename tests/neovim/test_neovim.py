@@ -187,6 +187,8 @@ def test_slash_command_through_lua_api(nvim: str, workspace: Path) -> None:
     assert "/help" in r["completion"], r["completion"]
     assert all(item.startswith("/he") for item in r["completion"]), r["completion"]
     assert {"/help", "/model", "/undo"} <= set(r["completion_all"]), r["completion_all"]
+    assert r["at_completion"] == ["@a.txt"], r["at_completion"]
+    assert "/help" in r["input_completion"], r["input_completion"]
     unknown = r["unknown"]
     assert unknown["mode"] == "error" and unknown["status"] == "failed", unknown
     assert unknown["error"]["message"], unknown

@@ -84,6 +84,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       case 'submit':
         await this.actions.submit(msg.text, { context: this.editorContext(), images: msg.images, pastes: msg.pastes });
         break;
+      case 'complete': {
+        // `@` completion: answered from the server's cached file list in a few ms
+        const r = await this.controller.run('coder.completeInput', { text: msg.text, position: msg.position }, { silent: true });
+        const data = r.data as { kind?: string; start?: number; items?: { label: string; kind: string; detail?: string }[] } | undefined;
+        if (data?.kind === 'completions') this.post({ type: 'completions', seq: msg.seq, start: data.start ?? 0, items: data.items ?? [] });
+        break;
+      }
       case 'dropContext': {
         const ctx = this.editorContext();
         this.dropped = ctx ? contextLabel(ctx) : undefined;

@@ -893,9 +893,33 @@ local function range_context(line1, line2)
   }
 end
 
+--- `@path` completion: the server's coder.completeInput (its cached file list).
+local function complete_at(arglead)
+  local client = M.get_client()
+  if not client then
+    return {}
+  end
+  local params = { command = 'coder.completeInput', arguments = { { text = arglead } } }
+  local resp
+  if util.has('nvim-0.11') then
+    resp = client:request_sync('workspace/executeCommand', params, 1000)
+  else
+    resp = client.request_sync('workspace/executeCommand', params, 1000)
+  end
+  local res = resp and util.denull(resp.result)
+  local out = {}
+  for _, item in ipairs((res and res.data and res.data.items) or {}) do
+    table.insert(out, item.label)
+  end
+  return out
+end
+
 local function complete_slash(arglead, cmdline, cursorpos)
+  if arglead:sub(1, 1) == '@' then
+    return complete_at(arglead)
+  end
   local before = cmdline:sub(1, cursorpos)
-  local typed = before:match('^.-Coder!?%s+(.*)$') or ''
+  local typed = before:match('^.-Coder%a*!?%s+(.*)$') or ''
   if typed:find('%s') or (typed ~= '' and typed:sub(1, 1) ~= '/') then
     return {}
   end
