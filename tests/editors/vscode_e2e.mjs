@@ -144,7 +144,7 @@ async function inputSteps() {
   // 14. the model's ask_user question: a quick pick with the options and "Other…";
   // picking one answers the model, which goes on
   await send('/init');
-  const pick = page.locator('.quick-input-widget', { hasText: 'Which test runner should AGENTS.md name?' });
+  const pick = page.locator('.quick-input-widget', { hasText: 'Coder asks (1/1) [Tests]: Which test runner should AGENTS.md name?' });
   await until('the ask_user quick pick', async () => pick.isVisible(), 30000);
   const labels = await pick.locator('.monaco-list-row').allInnerTexts();
   if (!labels.some((l) => l.includes('Other…'))) throw new Error(`no "Other…" in the quick pick: ${JSON.stringify(labels)}`);

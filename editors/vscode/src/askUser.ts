@@ -49,7 +49,8 @@ export async function askUser(
   const answers: AskAnswer[] = [];
   const total = params.questions.length;
   for (const [i, q] of params.questions.entries()) {
-    const title = `Coder asks (${i + 1}/${total})${q.header ? `: ${q.header}` : ''}`;
+    // the question in the title too: the placeholder goes as soon as the user types
+    const title = `Coder asks (${i + 1}/${total})${q.header ? ` [${q.header}]` : ''}: ${q.question}`;
     const options = { title, placeHolder: q.question, ignoreFocusOut: true, matchOnDetail: true };
     let labels: string[];
     if (q.multiSelect) {

@@ -58,7 +58,7 @@ test('askUser: a quick pick per question, several picks when multiSelect, Other 
   assert.deepEqual(got, { answers: [{ selected: ['pytest'] }, { selected: ['ruff'], other: 'and black' }] });
   const first = fake.seen[0] as { items: { label: string; detail?: string }[]; options: { title: string; placeHolder: string } };
   assert.deepEqual(first.items.map((i) => i.label), ['pytest', 'unittest', OTHER]);
-  assert.equal(first.options.title, 'Coder asks (1/2): Tests');
+  assert.equal(first.options.title, 'Coder asks (1/2) [Tests]: Which runner?');
   assert.equal(first.options.placeHolder, 'Which runner?');
   assert.equal((fake.seen[1] as { options: { canPickMany?: boolean } }).options.canPickMany, true);
 });
