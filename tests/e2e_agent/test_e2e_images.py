@@ -182,3 +182,13 @@ async def test_more_images_than_a_request_may_carry_drop_the_oldest(agent):
     assert len(image_blocks(body)) == 100
     assert "too many images for one request" in str(body["messages"][0])
     assert sent_image(image_blocks(body)[-1]).getpixel((0, 0)) == (5, 19, 0)
+
+
+async def test_images_with_a_command_or_a_shell_line_are_refused_and_kept(agent):
+    a = await agent()
+    image = {"data": b64(png(10, 10)), "mediaType": "image/png"}
+    for text in ("/help", "!echo hi"):
+        result = await a.turn(text, images=[image])
+        assert result["error"]["code"] == "bad_image", result
+        assert result["data"] == {"kind": "input", "input": text, "images": 1}
+    assert a.s.events_of("shellOutput") == []  # the shell line did not run
