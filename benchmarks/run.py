@@ -24,11 +24,21 @@ import bench_bash_step
 import bench_commands
 import bench_first_turn
 import bench_init
+import bench_references
 import bench_scale
 import bench_store
 from common import Result, fmt, median, percentile
 
-MODULES = [bench_init, bench_commands, bench_store, bench_agent, bench_bash_step, bench_first_turn, bench_scale]
+MODULES = [
+    bench_init,
+    bench_commands,
+    bench_store,
+    bench_agent,
+    bench_bash_step,
+    bench_first_turn,
+    bench_scale,
+    bench_references,
+]
 
 
 def all_benchmarks() -> dict[str, object]:

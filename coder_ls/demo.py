@@ -227,17 +227,9 @@ def _apply(text: str, edits: list[types.TextEdit]) -> str:
 
 
 def _plain(value: Any) -> Any:
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if hasattr(value, "__attrs_attrs__"):
-        from lsprotocol import converters
+    from coder_ls.lsp.plain import plain
 
-        return converters.get_converter().unstructure(value)
-    return value
+    return plain(value)
 
 
 def prepare(root: Path) -> None:

@@ -74,6 +74,9 @@ class Session:
         )
         self.event_arrived = asyncio.Event()
         self.question_arrived = asyncio.Event()
+        # `coder/askUser` (a client that declares askUser): what the "user" answers, may be async
+        self.asked: list[dict[str, Any]] = []
+        self.answer_ask: Callable[[dict[str, Any]], Any] = lambda p: None
 
     # -- requests ---------------------------------------------------------------------------
     async def execute(self, command: str, argument: Any = None, *, token: Any = None, raw_args: Any = None) -> Any:
@@ -150,6 +153,16 @@ def _register(client: LanguageClient, holder: dict[str, Session]) -> None:
         if asyncio.iscoroutine(answer):
             answer = await answer
         return None if answer is None else types.MessageActionItem(title=answer)
+
+    @client.feature("coder/askUser")
+    async def on_ask(ls: LanguageClient, params: Any) -> Any:
+        s = holder["s"]
+        s.asked.append(_plain(params))
+        s.question_arrived.set()
+        answer = s.answer_ask(_plain(params))
+        if asyncio.iscoroutine(answer):
+            answer = await answer
+        return answer
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     async def on_apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:

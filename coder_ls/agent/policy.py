@@ -76,7 +76,7 @@ class Asking(Protocol):
 CommandCheck = Callable[[str, Path], "str | None"]
 
 # no side effects of their own (a subagent's tools go through the policy one by one)
-ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite", "skill", "reportFindings", "task", "plan"})
+ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite", "skill", "reportFindings", "task", "plan", "ask_user"})
 READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
 WRITE_TOOLS = frozenset({"write", "edit", "multiEdit"})  # every tool that writes files
 SHELL_TOOLS = frozenset({"bash"})

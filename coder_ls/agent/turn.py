@@ -18,6 +18,7 @@ from coder_ls.agent.complexity import TODO_REMINDER, is_complex
 from coder_ls.agent.hooksite import HookSites
 from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
+from coder_ls.agent.references import prompt_content
 from coder_ls.agent.review import question_diff, review_call
 from coder_ls.agent.skills import UsedSkills
 from coder_ls.agent.streaming import watched
@@ -27,6 +28,7 @@ from coder_ls.agent.tools.bash import sandbox_options
 from coder_ls.agent.verify import is_user_verify, should_verify, verify_command, verify_message
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.codeaction import path_of
+from coder_ls.engine.images import with_image_data
 from coder_ls.engine.safety import check_command
 from coder_ls.llm.base import (
     ProviderError,
@@ -57,10 +59,10 @@ from coder_ls.protocol.events import (
 )
 from coder_ls.protocol.messages import (
     Block,
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
-    ToolImage,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -96,10 +98,14 @@ def _selection_text(turn: TurnContext, action: RunAgent) -> str:
     if text is None:
         return f"\n\n(The user's selection is in {rel}, lines {ctx.range.start.line + 1}-{ctx.range.end.line + 1}.)"
     lines = text.splitlines()[ctx.range.start.line : ctx.range.end.line + 1]
-    snippet = "\n".join(lines)[:8000]
+    limit = turn.config().input.max_attachment_bytes
+    snippet = "\n".join(lines)
+    cut = len(snippet.encode("utf-8")) > limit
+    snippet = snippet.encode("utf-8")[:limit].decode("utf-8", errors="ignore") if cut else snippet
+    note = f"\n[the selection was cut at {limit} bytes (input.maxAttachmentBytes)]" if cut else ""
     return (
         f"\n\n(The user's selection: {rel} lines {ctx.range.start.line + 1}-{ctx.range.end.line + 1}:)\n"
-        f"```\n{snippet}\n```"
+        f"```\n{snippet}\n```{note}"
     )
 
 
@@ -136,6 +142,7 @@ class Turn:
             used_skills=self.session.extension(UsedSkills, UsedSkills).texts,
             actor=actor,
             run_subagents=subagents,
+            submission_id=ctx.submission_id,
         )
         self.usage = UsageData()
         self.verify_attempts = 0
@@ -173,7 +180,7 @@ class Turn:
             self.session.todos[:] = [TodoItem(content=first_line[:120], status="in_progress", id="1")]
             self.turn.emit(TodoUpdated(todos=list(self.session.todos)))
             text = f"{text}\n\n{TODO_REMINDER}"
-        self.record(Message(role="user", content=[TextBlock(text=text)]))
+        self.record(Message(role="user", content=await prompt_content(self.turn, action, text)))
         final_text = ""
         while True:
             if self.usage.steps >= self.config.max_steps:
@@ -216,7 +223,7 @@ class Turn:
         request = ProviderRequest(
             model=self.model,
             system=self.system(),
-            messages=merge_roles(self.session.context),
+            messages=with_image_data(self.turn.root, merge_roles(self.session.context)),
             tools=self.specs,
             max_tokens=self.config.max_output_tokens,
             thinking_budget=self.config.thinking_budget or None,
@@ -320,7 +327,7 @@ class Turn:
         self.ctx.call_id = call.id
         self._checked = None
         tool = self.tools.get(call.name)
-        images: tuple[ToolImage, ...] = ()
+        images: list[ImageBlock] = []
         if tool is None:
             text, is_error = f"Unknown tool {call.name!r}. Tools: {', '.join(self.tools.names())}.", True
         else:
@@ -361,9 +368,9 @@ class Turn:
                     self.ctx.review_edit = None
                     self.ctx.checked = None
                 text = await self.hooks.after_tool(call, call_input, output.text, output.is_error)
-                is_error, images = output.is_error, output.images
+                is_error, images = output.is_error, list(output.images)
         self.turn.emit(ToolCallEnd(call_id=call.id, output=text, is_error=is_error))
-        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error, images=list(images))
+        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error, images=images)
 
     def persist_rule(self, rule: Rule) -> None:
         self.turn.persist_rule(rule)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,12 +19,14 @@ import msgspec
 
 from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
+from coder_ls.engine.attachments import attach_images, place_pastes, refuse_images
 from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.files import load_commands, signature, source_dirs
 from coder_ls.engine.commands.registry import Registry
+from coder_ls.engine.completion import complete
 from coder_ls.engine.config import ConfigStore, describe
 from coder_ls.engine.dispatch import (
     EmptyInput,
@@ -35,6 +38,7 @@ from coder_ls.engine.dispatch import (
     parse_input,
     waits_in_line,
 )
+from coder_ls.engine.filelist import FileListCache
 from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
 from coder_ls.engine.results import ResultBuilder
@@ -46,11 +50,11 @@ from coder_ls.engine.tasks import AgentTask, ShellTask, task_for
 from coder_ls.engine.trust import OwnedIds
 from coder_ls.hooks.dispatch import Hooks, SessionHookState
 from coder_ls.hooks.records import SessionEnd, SessionEndReason
-from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.actions import Paste, RunAgent
 from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
-from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submission, UserInput
+from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, Submission, UserInput
 from coder_ls.protocol.results import CommandCatalog, CommandResult, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
@@ -89,6 +93,7 @@ class Engine:
         )
         self._checkpoints: Checkpoints | None = None
         self._mcp: McpHub | None = None
+        self._file_list: FileListCache | None = None  # for `@` completion, listed on first use
         self._subtasks: dict[str, Callable[[], None]] = {}  # subagent id -> cancel it alone
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = source_dirs(root, env)
@@ -288,6 +293,7 @@ class Engine:
     # -- submissions --------------------------------------------------------------------
     async def submit(self, submission: Submission) -> CommandResult:
         self.mcp.start()  # the first submission starts the MCP servers, in the background
+        self.file_list().warm()  # `@` completion answers at once from the first keystroke on
         if self.refresh_commands():
             self.announce_commands_changed()
         match submission.op:
@@ -305,6 +311,8 @@ class Engine:
                     reply="\n".join(f"/{c.name} {c.argument_hint}".rstrip() for c in self.registry.catalog()),
                     data=CommandCatalog(commands=self.registry.catalog()),
                 )
+            case CompleteInput(text=text, position=position):
+                return await self._complete_op(submission, text, position)
         if not self.root.is_dir():  # deleted while the server runs: never re-created
             message = f"The workspace folder {self.root} no longer exists; reopen a workspace that does."
             return error_result(submission.session_id or "", submission.id, "workspace_missing", message)
@@ -338,13 +346,28 @@ class Engine:
 
                 return True, code_action
             case UserInput(text=text, context=context):
+                pastes: tuple[Paste, ...] = ()
+                if op.pastes:  # a long paste shows as `[Pasted text #N, L lines]` (a prompt's only)
+                    text, pastes = place_pastes(text, op.pastes, self.config.input.paste_threshold)
                 parsed = parse_input(text, self.registry.names())
+                if pastes and not isinstance(parsed, Prompt):
+                    parsed = parse_input(place_pastes(op.text, op.pastes, sys.maxsize)[0], self.registry.names())
                 selection = context if isinstance(context, SelectionContext) else None
-                return waits_in_line(parsed), self._input_planner(parsed, selection, b)
+                return waits_in_line(parsed), self._input_planner(parsed, selection, b, op, pastes)
         raise AssertionError(f"unsupported operation {type(op).__name__}")
 
-    def _input_planner(self, parsed: Parsed, selection: SelectionContext | None, b: ResultBuilder) -> Planner:
+    def _input_planner(
+        self,
+        parsed: Parsed,
+        selection: SelectionContext | None,
+        b: ResultBuilder,
+        op: UserInput,
+        pastes: tuple[Paste, ...] = (),
+    ) -> Planner:
         async def plan(ctx: TaskContext) -> list[Task]:
+            if op.images and not isinstance(parsed, Prompt):
+                refuse_images(op.text, op.images, b, "Images go with a prompt, not with a /command or !shell line.")
+                return []
             match parsed:
                 case EmptyInput():
                     b.fail("empty_input", "Nothing to do: the input is empty.")
@@ -354,7 +377,14 @@ class Engine:
                 case Shell(command=command):
                     return await self._plan_shell(ctx, command)
                 case Prompt(text=prompt):
-                    return [AgentTask(RunAgent(prompt=prompt, context=selection))]
+                    images = await attach_images(self.root, op.text, op.images, b)
+                    if images is None:
+                        return []
+                    return [
+                        AgentTask(
+                            RunAgent(prompt=prompt, context=selection, images=images, references=True, pastes=pastes)
+                        )
+                    ]
                 case Slash(name=name, args=args):
                     found = self.registry.get(name)
                     assert found is not None
@@ -409,6 +439,23 @@ class Engine:
         else:
             state.cancel()  # a read-only command stands alone
         return True
+
+    def file_list(self) -> FileListCache:
+        if self._file_list is None:
+            self._file_list = FileListCache(self.root)
+        return self._file_list
+
+    async def _complete_op(self, submission: Submission, text: str, position: int) -> CommandResult:
+        """`coder.completeInput`: answered at once, outside every session's line."""
+        found = await complete(
+            text,
+            position,
+            self.file_list(),
+            self.registry.catalog,
+            lambda: [(d.name, d.description) for d in self.agent_defs()],
+        )
+        sid = submission.session_id or self.sessions.current_id or ""
+        return CommandResult(sid, submission.id, "command", "completed", data=found)
 
     def _interrupt_op(self, submission: Submission) -> CommandResult:
         session = self.sessions.loaded(submission.session_id)

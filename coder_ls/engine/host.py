@@ -8,6 +8,7 @@ from typing import Literal, Protocol
 
 import msgspec
 
+from coder_ls.protocol.ask import AskAnswer, AskQuestion
 from coder_ls.protocol.edits import EditOutcome, EditRequest, Finding
 from coder_ls.protocol.events import Event
 
@@ -23,6 +24,7 @@ class ClientCaps(msgspec.Struct, frozen=True):
     resource_create: bool = False
     show_message_request: bool = False
     change_annotations: bool = False  # workspaceEdit.changeAnnotationSupport (edits reviewed in the editor)
+    ask_user: bool = False  # the client answers `coder/askUser` with its own UI (section 19)
 
 
 class OpenDocument(msgspec.Struct, frozen=True):
@@ -43,6 +45,10 @@ class Host(Protocol):
         """`window/showMessageRequest`: the chosen title, or None if dismissed."""
 
     async def apply_edit(self, request: EditRequest) -> EditOutcome: ...
+
+    async def ask_user(self, submission_id: str, questions: list[AskQuestion]) -> list[AskAnswer] | None:
+        """The user's answers to the model's questions, one per question, or None when
+        they dismissed them (or the client cannot ask)."""
 
     def open_document(self, path: Path) -> OpenDocument | None:
         """The editor's buffer for `path` when the document is open (unsaved text)."""
@@ -82,6 +88,9 @@ class NullHost:
         self.messages.append((kind, message))
 
     async def ask(self, kind: MessageKind, message: str, choices: list[str]) -> str | None:
+        return None
+
+    async def ask_user(self, submission_id: str, questions: list[AskQuestion]) -> list[AskAnswer] | None:
         return None
 
     async def apply_edit(self, request: EditRequest) -> EditOutcome:

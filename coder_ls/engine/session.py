@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from coder_ls.engine.agentshell import AgentShell
+from coder_ls.engine.attachments import collapse_pastes
 from coder_ls.engine.host import Host
 from coder_ls.engine.queue import SessionQueue
 from coder_ls.engine.redact import RedactingShell
@@ -27,8 +28,9 @@ CLOSE_WAIT = 10.0  # seconds a closing session waits for its cancelled submissio
 
 
 def history_item(message: Message) -> HistoryItem | None:
-    """A message as a transcript shows it; tool results are left out."""
-    text = message.text()
+    """A message as a transcript shows it; tool results are left out, long pastes shown
+    as their `[Pasted text #N, L lines]` marker."""
+    text = collapse_pastes(message.text())
     tools = [b.name for b in message.content if isinstance(b, ToolUseBlock)]
     if not text and not tools:
         return None

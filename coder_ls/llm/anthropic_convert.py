@@ -35,6 +35,7 @@ from coder_ls.llm.models import ModelInfo
 from coder_ls.llm.request_plan import MIN_THINKING_BUDGET, plan_request
 from coder_ls.protocol.messages import (
     Block,
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
@@ -75,15 +76,24 @@ def block_to_api(block: Block) -> dict[str, Any] | None:
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id}
         result["content"] = block.content if block.content else "(no output)"
         if block.images:
-            images = [
-                {"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
-                for i in block.images
-            ]
-            result["content"] = [{"type": "text", "text": result["content"]}, *images]
+            parts = [b for b in (block_to_api(i) for i in block.images) if b is not None]
+            result["content"] = [{"type": "text", "text": result["content"]}, *parts]
         if block.is_error:
             result["is_error"] = True
         return result
+    if isinstance(block, ImageBlock):
+        return image_to_api(block)
     return None
+
+
+def image_to_api(block: ImageBlock) -> dict[str, Any]:
+    """An image with its data (loaded by `engine.images.with_image_data`), else a note: a
+    request built without loading (a summary) must not carry an empty image."""
+    if not block.data:
+        name = block.name or block.sha256[:12]
+        return {"type": "text", "text": f"[image {name} ({block.width}x{block.height}), not shown here]"}
+    source = {"type": "base64", "media_type": block.media_type, "data": block.data}
+    return {"type": "image", "source": source}
 
 
 def messages_to_api(messages: list[Message]) -> list[dict[str, Any]]:

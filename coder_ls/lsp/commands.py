@@ -10,15 +10,24 @@ import msgspec
 
 from coder_ls.protocol.args import (
     CodeActionArgs,
+    CompleteInputArgs,
+    ImageArg,
     InputArgs,
     InterruptArgs,
     ListCommandsArgs,
     ShellArgs,
     SlashArgs,
 )
-from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, UserInput
+from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, UserInput
 
-FIXED_IDS = ("coder.input", "coder.shell", "coder.interrupt", "coder.listCommands", "coder.codeAction")
+FIXED_IDS = (
+    "coder.input",
+    "coder.shell",
+    "coder.interrupt",
+    "coder.listCommands",
+    "coder.codeAction",
+    "coder.completeInput",
+)
 
 
 class BadArguments(Exception):
@@ -61,6 +70,16 @@ def _shell_text(command: str, session_id: str | None) -> str:
             session_id,
         )
     return command
+
+
+def _images(a: InputArgs) -> tuple[ImageArg, ...]:
+    """Each image is a `uri` or `data` (with its `mediaType`), never both nor neither."""
+    for n, image in enumerate(a.images or ()):
+        if (image.uri is None) == (image.data is None):
+            raise BadArguments(f"coder.input: `images[{n}]` takes either `uri` or `data` (base64 with `mediaType`)")
+        if image.data is not None and image.media_type is None:
+            raise BadArguments(f"coder.input: `images[{n}]` has `data` without its `mediaType`")
+    return tuple(a.images or ())
 
 
 def command_ids(slash_names: list[str]) -> list[str]:
@@ -107,9 +126,12 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
     match command:
         case "coder.input":
             a = _convert(command, raw, InputArgs)
+            images = _images(a)
+            pastes = tuple(_clean(p) for p in a.pastes or ())
             if a.text.strip().startswith("!"):
-                return UserInput(text=_shell_text(a.text, a.session_id), context=a.context), a.session_id
-            return UserInput(text=_clean(a.text), context=a.context), a.session_id
+                text = _shell_text(a.text, a.session_id)
+                return UserInput(text=text, context=a.context, images=images, pastes=pastes), a.session_id
+            return UserInput(text=_clean(a.text), context=a.context, images=images, pastes=pastes), a.session_id
         case "coder.shell":
             s = _convert(command, raw, ShellArgs)
             return UserInput(text="!" + _shell_text(s.command, s.session_id)), s.session_id
@@ -121,6 +143,14 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
         case "coder.listCommands":
             lc = _convert(command, raw, ListCommandsArgs)
             return ListCommands(), lc.session_id
+        case "coder.completeInput":
+            ci = _convert(command, raw, CompleteInputArgs)
+            position = len(ci.text) if ci.position is None else ci.position
+            if not 0 <= position <= len(ci.text):
+                raise BadArguments(
+                    f"coder.completeInput: `position` {position} is outside the text (0..{len(ci.text)})"
+                )
+            return CompleteInput(text=ci.text, position=position), ci.session_id
         case "coder.codeAction":
             c = _convert(command, raw, CodeActionArgs)
             if c.action not in ("fix", "explain", "refactor", "tests"):

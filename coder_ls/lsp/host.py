@@ -7,6 +7,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 from lsprotocol import types
@@ -15,7 +16,9 @@ from pygls.uris import from_fs_path
 
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
 from coder_ls.lsp.edits import needs_disk_create, workspace_edit
+from coder_ls.lsp.plain import plain
 from coder_ls.lsp.progress import ProgressManager
+from coder_ls.protocol.ask import AskAnswer, AskQuestion, AskUserParams, AskUserResult
 from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange, Finding
 from coder_ls.protocol.events import Event
 from coder_ls.saferead import read_text_or_none
@@ -40,7 +43,14 @@ LOADED_COPY_GRACE_SECONDS = 1.0
 WITHDRAW_GRACE_SECONDS = 2.0  # how long a withdrawn applyEdit's last answer is waited for
 
 
-def resolve_caps(caps: types.ClientCapabilities) -> ClientCaps:
+def _asks_user(caps: types.ClientCapabilities, init_options: Any) -> bool:
+    """`initializationOptions.capabilities.askUser`, or the experimental `coderAskUser`."""
+    experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
+    own = init_options.get("capabilities") if isinstance(init_options, dict) else None
+    return bool(experimental.get("coderAskUser")) or (isinstance(own, dict) and own.get("askUser") is True)
+
+
+def resolve_caps(caps: types.ClientCapabilities, init_options: Any = None) -> ClientCaps:
     """The client's capabilities, once, as plain booleans."""
     ws = caps.workspace
     edit = ws.workspace_edit if ws else None
@@ -54,6 +64,7 @@ def resolve_caps(caps: types.ClientCapabilities) -> ClientCaps:
         ),
         show_message_request=True,  # window/showMessageRequest is in every LSP version
         change_annotations=bool(edit and edit.change_annotation_support is not None),
+        ask_user=_asks_user(caps, init_options),
     )
 
 
@@ -104,6 +115,29 @@ class LspHost:
             log.warning("the client could not ask the user (%s); taken as dismissed", exc)
             return None
         return answer.title if answer is not None else None
+
+    async def ask_user(self, submission_id: str, questions: list[AskQuestion]) -> list[AskAnswer] | None:
+        """`coder/askUser` to a client that said it has a UI for it (else None: the tool then
+        asks with `window/showMessageRequest`). Shielded like `ask`; a malformed answer, an
+        error or a count that does not match the questions is no answer."""
+        if not self._caps.ask_user:
+            return None
+        params = msgspec.to_builtins(AskUserParams(submission_id=submission_id, questions=questions))
+        try:
+            raw = await asyncio.shield(self.server.protocol.send_request_async("coder/askUser", params))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("coder/askUser failed (%s); taken as not answered", exc)
+            return None
+        try:
+            result = msgspec.convert(plain(raw), AskUserResult)
+        except (msgspec.ValidationError, TypeError) as exc:
+            log.warning("coder/askUser answered %r (%s); taken as not answered", raw, exc)
+            return None
+        if result.answers is None or len(result.answers) != len(questions):
+            return None
+        return result.answers
 
     def open_document(self, path: Path) -> OpenDocument | None:
         uri = from_fs_path(str(path))

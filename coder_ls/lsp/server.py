@@ -53,7 +53,8 @@ def workspace_root(params: types.InitializeParams) -> Path:
 
 def _coder_section(settings: Any) -> dict[str, Any]:
     if isinstance(settings, dict):
-        inner = settings.get("coder", settings)
+        # `capabilities` says what the client can do (`askUser`), not a setting
+        inner = settings.get("coder", {k: v for k, v in settings.items() if k != "capabilities"})
         return inner if isinstance(inner, dict) else {}
     return {}
 
@@ -175,7 +176,7 @@ class CoderServer(LanguageServer):
         if params is None:
             raise JsonRpcServerNotInitialized("the server is not initialized (send initialize first)")
         root = workspace_root(params).resolve()
-        caps = resolve_caps(params.capabilities)
+        caps = resolve_caps(params.capabilities, params.initialization_options)
         self.progress_manager.can_create = caps.work_done_progress
         host = LspHost(self, caps, self.progress_manager)
         engine = build_engine(root, host, os.environ)

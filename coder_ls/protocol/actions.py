@@ -12,6 +12,7 @@ import msgspec
 
 from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.config import HookEventName, HookGroup
+from coder_ls.protocol.messages import ImageBlock
 from coder_ls.protocol.results import Data
 from coder_ls.protocol.tasks import TaskRequest
 
@@ -31,6 +32,13 @@ class ToolGrant(msgspec.Struct, frozen=True):
     exact: bool = False  # `Bash(npm test)`: that command only; `Bash(npm test:*)`: a prefix
 
 
+class Paste(msgspec.Struct, frozen=True):
+    """A long pasted text: `[Pasted text #number, L lines]` in the prompt, whole to the model."""
+
+    number: int
+    text: str
+
+
 class RunAgent(msgspec.Struct, frozen=True):
     prompt: str
     context: SelectionContext | None = None
@@ -44,6 +52,9 @@ class RunAgent(msgspec.Struct, frozen=True):
     # a skill's own hooks (its `hooks:` front matter), active during this turn only; `hooks_source` its file
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)
     hooks_source: str = ""
+    images: tuple[ImageBlock, ...] = ()  # stored images sent with the prompt (section 19)
+    references: bool = False  # a user's prompt: its `@path` references attach files (section 19)
+    pastes: tuple[Paste, ...] = ()  # the long pastes the prompt names (section 19)
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):

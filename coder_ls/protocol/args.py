@@ -32,12 +32,23 @@ class SelectionContext(Wire):
     range: Range | None = None
 
 
+class ImageArg(Wire):
+    """An image sent with the input: a file (`uri`) or the bytes (`data`, base64, with the
+    `mediaType` the client believes it has; the bytes decide)."""
+
+    uri: str | None = None
+    data: str | None = None
+    media_type: str | None = None
+
+
 class InputArgs(Wire):
     """`coder.input`: what a user typed."""
 
     text: str
     session_id: str | None = None
     context: SelectionContext | None = None
+    images: list[ImageArg] | None = None
+    pastes: list[str] | None = None  # pasted texts, each named in `text` by `[Pasted text #N]`
 
 
 class ShellArgs(Wire):
@@ -76,4 +87,14 @@ class CodeActionArgs(Wire):
     action: str  # fix | explain | refactor | tests
     instruction: str | None = None
     diagnostics: list[Diagnostic] | None = None
+    session_id: str | None = None
+
+
+class CompleteInputArgs(Wire):
+    """`coder.completeInput`: what can complete the word at `position` (a character offset
+    in `text`, default its end) when it starts with `@` (files, folders, agents) or is the
+    leading `/command`."""
+
+    text: str
+    position: int | None = None
     session_id: str | None = None

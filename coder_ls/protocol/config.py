@@ -115,6 +115,13 @@ class McpServerConfig(msgspec.Struct, forbid_unknown_fields=True):
     headers: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+class InputConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """What comes with a prompt (contract section 19)."""
+
+    max_attachment_bytes: PositiveInt = 100_000  # each `@file`, range or listing, cut with a note
+    paste_threshold: PositiveInt = 4_000  # a longer paste shows as `[Pasted text #N, L lines]`
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
@@ -147,7 +154,6 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # Hooks in Claude Code's format. Validated here with the rest; `coder_ls/hooks` runs them
     # per file (the user's and, once trusted, the workspace's: every source's run, none replaces another's).
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)
-
-
     # MCP servers of the user (section "MCP servers"); a workspace's are `.mcp.json`, after /trust
     mcp_servers: dict[str, McpServerConfig] = msgspec.field(default_factory=dict)
+    input: InputConfig = msgspec.field(default_factory=InputConfig)

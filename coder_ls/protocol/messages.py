@@ -22,21 +22,26 @@ class ToolUseBlock(msgspec.Struct, tag_field="type", tag="tool_use"):
     input: dict[str, Any]
 
 
-class ToolImage(msgspec.Struct, frozen=True):
-    """An image a tool returned (an MCP server's), base64, sent to the model beside the text."""
+class ImageBlock(msgspec.Struct, tag_field="type", tag="image"):
+    """An image the model sees. Stored once by content hash (`engine/images.py`); the log
+    keeps only the hash, and `data` (base64) is filled in on the way to the provider."""
 
     media_type: str
-    data: str
+    sha256: str
+    width: int
+    height: int
+    name: str = ""  # where it came from (a file name, "pasted image"), for placeholders
+    data: str = ""
 
 
 class ToolResultBlock(msgspec.Struct, tag_field="type", tag="tool_result", omit_defaults=True):
     tool_use_id: str
     content: str
     is_error: bool = False
-    images: list[ToolImage] = msgspec.field(default_factory=list)
+    images: list[ImageBlock] = msgspec.field(default_factory=list)  # e.g. `read` of a PNG
 
 
-Block = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock
+Block = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ImageBlock
 
 
 class Message(msgspec.Struct):

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import msgspec
 
-from coder_ls.protocol.args import Diagnostic, Range, SelectionContext
+from coder_ls.protocol.args import Diagnostic, ImageArg, Range, SelectionContext
 
 
 class UserInput(msgspec.Struct, frozen=True):
-    """Text as the user typed it: `/cmd`, `!shell` or a prompt."""
+    """Text as the user typed it: `/cmd`, `!shell` or a prompt (with its images)."""
 
     text: str
     context: SelectionContext | None = None
+    images: tuple[ImageArg, ...] = ()
+    pastes: tuple[str, ...] = ()
 
 
 class Interrupt(msgspec.Struct, frozen=True):
@@ -32,7 +34,12 @@ class ListCommands(msgspec.Struct, frozen=True):
     pass
 
 
-Op = UserInput | Interrupt | CodeAction | ListCommands
+class CompleteInput(msgspec.Struct, frozen=True):
+    text: str
+    position: int
+
+
+Op = UserInput | Interrupt | CodeAction | ListCommands | CompleteInput
 
 
 class Submission(msgspec.Struct, frozen=True):

@@ -211,6 +211,30 @@ class McpData(Tagged, tag="mcp"):
     problems: list[str] = msgspec.field(default_factory=list)
 
 
+class InputData(Tagged, tag="input"):
+    """A prompt that was not run (`bad_image`, ...): the input as sent, so nothing is lost."""
+
+    input: str
+    images: int = 0  # how many images came with it
+
+
+class CompletionItem(Wire, omit_defaults=True):
+    """One completion: `label` replaces `text[start:position]` (a folder ends in `/`)."""
+
+    label: str
+    kind: Literal["command", "file", "agent"]
+    detail: str | None = None
+
+
+class Completions(Tagged, tag="completions"):
+    """`coder.completeInput`: the items, best first, and where the completed word starts
+    (the offset of its `@` or `/`); `items` is empty when the word is neither."""
+
+    items: list[CompletionItem]
+    start: int
+    incomplete: bool = False  # more matched than were returned: ask again as the user types
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -228,6 +252,8 @@ Data = (
     | TaskData
     | TaskList
     | McpData
+    | InputData
+    | Completions
 )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.protocol import args, events, results
+from coder_ls.protocol import args, ask, events, results
 from coder_ls.protocol.config import Config
 
 
@@ -33,6 +33,9 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         "command-result.json": msgspec.json.schema(results.CommandResult),
         "event.json": _envelope(msgspec.json.schema(events.AnyEvent)),
         "config.json": msgspec.json.schema(Config),
+        # server → client requests
+        "requests/coder.askUser.params.json": msgspec.json.schema(ask.AskUserParams),
+        "requests/coder.askUser.result.json": msgspec.json.schema(ask.AskUserResult),
     }
     commands = {
         "coder.input": args.InputArgs,
@@ -41,6 +44,7 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         "coder.interrupt": args.InterruptArgs,
         "coder.listCommands": args.ListCommandsArgs,
         "coder.codeAction": args.CodeActionArgs,
+        "coder.completeInput": args.CompleteInputArgs,
     }
     for name, kind in commands.items():
         schema = msgspec.json.schema(kind)

@@ -2,11 +2,12 @@
 // the chat panel, /help, `!echo hi`, an agent edit reviewed change by change in
 // the extension's diff (the edit is the approval question), /undo, Cancel of a running `!sleep 30` in the extension's Cancel
 // notification, the "Coder: Fix" code action, "Coder: Revert agent change", a subagent
-// stopped by its own Stop, and a /task in the Tasks view. Asserts what the page shows (and
+// stopped by its own Stop, a /task in the Tasks view, an image pasted into the chat with
+// the editor-context chip, and an ask_user question answered in a quick pick. Asserts what the page shows (and
 // the file on disk), and saves a screenshot per step. Run by scripts/e2e-editors:
 //   CODER_E2E_URL (code-server URL with ?folder=), CODER_E2E_WS (the workspace),
 //   CODER_E2E_ARTIFACTS (screenshots), CODER_E2E_CACHE (holds node_modules/playwright-core)
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -58,6 +59,13 @@ async function until(what, fn, timeout = 30000) {
   await screenshot(`timeout-${what.replace(/[^a-z0-9]+/gi, '-').slice(0, 40)}`);
   throw new Error(`timed out (${timeout} ms) waiting for ${what}${last ? `: ${last.message}` : ''}`);
 }
+
+// CODER_E2E_ONLY=input: only the chat panel and steps 13-14 (the workspace's script then
+// holds only their turns: tests/editors/vscode_e2e_input_script.json)
+const ONLY_INPUT = process.env.CODER_E2E_ONLY === 'input';
+// a 40x30 red PNG (made with Pillow)
+const RED_PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAACgAAAAeCAIAAADRv8uKAAAALElEQVR4nO3NMQEAAAQAMGTQP5kwKvg8W4HldMeHelnFYrFYLBaLxWKxWHyyHfoBQAOTqpMAAAAASUVORK5CYII=';
 
 // The chat is a webview: an iframe (class "webview") whose document holds another
 // iframe (#active-frame) with our HTML.
@@ -111,6 +119,45 @@ async function acceptReview(file, timeout = 30000) {
 /** The visible text of the editor of app.py (Monaco renders it in .view-lines). */
 const editorText = async () => (await page.locator('.editor-instance .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
 
+/** Steps 13-14 (section 19): the context chip, a pasted image, an ask_user question. */
+async function inputSteps() {
+  // 13. the editor's context and a pasted image (contract section 19): the chat shows
+  // the active file as a removable chip and the pasted image as another; both go with
+  // the input (the image stored once by hash beside the session log)
+  const chips = chat.locator('#chips .chip');
+  await until('the context chip naming the active file', async () => /\.py/.test((await chips.first().innerText()) ?? ''), 10000);
+  await chat.locator('#input').evaluate((el, b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], 'shot.png', { type: 'image/png' }));
+    el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  }, RED_PNG);
+  await until('the pasted image as a chip', async () => (await chat.locator('#chips .chip', { hasText: 'shot.png' }).count()) === 1, 10000);
+  await screenshot('pasted-image');
+  await send('what is in this picture?');
+  await until('the answer about the image', async () => (await transcriptText()).includes('A red square, 40 by 30.'), 30000);
+  if (await chat.locator('#chips .chip', { hasText: 'shot.png' }).count()) throw new Error('the image chip stayed after sending');
+  const blobs = readdirSync(join(WS, '.coder', 'blobs')).filter((f) => f.endsWith('.png'));
+  if (blobs.length !== 1) throw new Error(`expected the pasted image stored once in .coder/blobs, found ${JSON.stringify(blobs)}`);
+  step(`the pasted image went with the input (stored as ${blobs[0]})`);
+
+  // 14. the model's ask_user question: a quick pick with the options and "Other…";
+  // picking one answers the model, which goes on
+  await send('/init');
+  const pick = page.locator('.quick-input-widget', { hasText: 'Coder asks (1/1) [Tests]: Which test runner should AGENTS.md name?' });
+  await until('the ask_user quick pick', async () => pick.isVisible(), 30000);
+  const labels = await pick.locator('.monaco-list-row').allInnerTexts();
+  if (!labels.some((l) => l.includes('Other…'))) throw new Error(`no "Other…" in the quick pick: ${JSON.stringify(labels)}`);
+  await screenshot('ask-user');
+  await pick.locator('.monaco-list-row', { hasText: 'unittest' }).first().click();
+  await until('the answer after the question', async () => (await transcriptText()).includes('AGENTS.md will name the runner you chose.'), 30000);
+  const askCall = chat.locator('.entry.tool', { hasText: 'ask_user' }).last();
+  await askCall.locator('summary').click();
+  await until('the ask_user call showing the answer', async () => /→ unittest/.test(await askCall.innerText()), 5000);
+  step('answered the ask_user question in a quick pick; the model got "unittest"');
+  await screenshot('ask-user-answered');
+}
+
 try {
   step(`opening ${URL}`);
   await page.goto(URL, { waitUntil: 'domcontentloaded' });
@@ -130,6 +177,7 @@ try {
   await chat.locator('#input').waitFor({ state: 'visible', timeout: 60000 });
   await screenshot('chat-open');
 
+  if (!ONLY_INPUT) {
   // 2. a slash command (waits for the server to start: the first command may take a while)
   await send('/help');
   await until('the /help reply', async () => {
@@ -275,6 +323,9 @@ try {
   const told = await writeCall.innerText();
   step(`only the accepted change landed in util.py; the write call reads: ${told.split('\n')[0]}`);
   await screenshot('review-partial-applied');
+
+  }
+  await inputSteps();
   step('all steps passed');
 } catch (e) {
   console.error(`e2e failed: ${e.stack || e}`);

@@ -20,12 +20,15 @@ real API where known, so a failing test reads like a production log). The rules
   answered by the final user turn starts with a thinking block.
 - Tool names match `^[a-zA-Z0-9_-]{1,64}$`, are unique, and `input_schema` is a JSON
   schema object with `type: "object"`.
+- Images: type, size, dimensions and count (`anthropic_images.py`).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from anthropic_images import check_images
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_CACHE_BREAKPOINTS = 4
@@ -230,6 +233,7 @@ def check_request(body: Any) -> str | None:
     if problem is not None:
         return problem
     problem = _check_messages(body["messages"]) or _check_tools(body.get("tools"), body.get("tool_choice"))
+    problem = problem or check_images(body["messages"])
     if problem is not None:
         return problem
     system = body.get("system")

@@ -134,26 +134,34 @@ def test_allowed_tools_and_rules_name_mcp_tools(tmp_path: Path) -> None:
     assert decide("mcp__web__echo", {}, config, root=tmp_path).action == "ask"  # without the grant
 
 
-def test_results_become_what_the_model_takes() -> None:
+def test_results_become_what_the_model_takes(tmp_path: Path) -> None:
     import base64
+    import io
 
     from mcp_types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+    from PIL import Image
 
     from coder_ls.agent.tools.mcp import MAX_RESULT_CHARS, result_output
 
-    png = base64.b64encode(b"\x89PNG fake").decode()
+    buf = io.BytesIO()
+    Image.new("RGB", (4, 3), "red").save(buf, "PNG")
+    png = base64.b64encode(buf.getvalue()).decode()
+    fake_png = base64.b64encode(b"\x89PNG fake").decode()
     result = CallToolResult(
         content=[
             TextContent(type="text", text="x" * (MAX_RESULT_CHARS + 10)),
             ImageContent(type="image", data=png, mime_type="image/png"),
-            ImageContent(type="image", data=png, mime_type="image/tiff"),
+            ImageContent(type="image", data=png, mime_type="image/tiff"),  # a wrong type: read from the bytes
+            ImageContent(type="image", data=fake_png, mime_type="image/png"),  # not an image at all
             EmbeddedResource(
                 type="resource", resource=TextResourceContents(uri="demo://r", text="inline", mime_type="text/plain")
             ),
         ],
         is_error=True,
     )
-    out = result_output(result)
+    out = result_output(result, tmp_path)
     assert out.is_error
-    assert [i.media_type for i in out.images] == ["image/png"]  # tiff: named, not sent
+    # the images went through the one image path: typed by their bytes, stored by hash
+    assert [(i.media_type, i.width, i.height) for i in out.images] == [("image/png", 4, 3)] * 2
+    assert out.images[0].sha256 == out.images[1].sha256  # the third (not an image) is named, not sent
     assert out.text.endswith("more characters not shown]") and len(out.text) < MAX_RESULT_CHARS + 100

@@ -187,6 +187,8 @@ def test_slash_command_through_lua_api(nvim: str, workspace: Path) -> None:
     assert "/help" in r["completion"], r["completion"]
     assert all(item.startswith("/he") for item in r["completion"]), r["completion"]
     assert {"/help", "/model", "/undo"} <= set(r["completion_all"]), r["completion_all"]
+    assert r["at_completion"] == ["@a.txt"], r["at_completion"]
+    assert "/help" in r["input_completion"], r["input_completion"]
     unknown = r["unknown"]
     assert unknown["mode"] == "error" and unknown["status"] == "failed", unknown
     assert unknown["error"]["message"], unknown
@@ -546,3 +548,34 @@ def test_subagents_of_a_task_call_are_indented_under_it(nvim: str, workspace: Pa
     assert "LOADER-ANSWER" not in text, lines  # the subagent's own text is not the reply
     assert text.count("It is in a.txt.") == 1, lines
     assert r["status_line"] == "coder: idle"
+
+
+def test_ask_user_is_answered_through_vim_ui_select_and_input(nvim: str, workspace: Path) -> None:
+    """`ask_user` (contract section 19): the plugin declares it answers `coder/askUser`,
+    asks each question with vim.ui.select ("Other…" then vim.ui.input), and the model
+    gets the answers; `:CoderInput` from a range sends those lines as the context."""
+    from anthropic_server import FakeAnthropicServer, check_rejections, reply
+
+    questions = [
+        {"question": "Which test runner?", "header": "Tests", "options": [
+            {"label": "pytest", "description": "the tests/ suite"}, {"label": "unittest"}]},
+        {"question": "Which checks before a commit?", "options": [{"label": "ruff"}, {"label": "none"}]},
+    ]  # fmt: skip
+    with FakeAnthropicServer() as fake:
+        fake.push(
+            tool_calls({"id": "ask1", "name": "ask_user", "input": {"questions": questions}}),
+            reply("Set up as asked."),
+        )
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        r = run_scenario(nvim, "ask_user", workspace, extra_env=env)
+        check_rejections(fake, False)
+        first = json.dumps(fake.message_requests[0].body["messages"])
+        answered = json.dumps(fake.message_requests[-1].body["messages"])
+    check(r)
+    assert [a["kind"] for a in r["asked"]] == ["coder.ask", "coder.ask"], r["asked"]
+    assert r["asked"][0]["prompt"] == "coder asks (1/2): [Tests] Which test runner?"
+    assert r["asked"][0]["titles"] == ["pytest — the tests/ suite", "unittest", "Other…"]
+    assert r["inputs"] == ["Which checks before a commit? (your answer): "]
+    assert "Which test runner? \\u2192 pytest" in answered, answered
+    assert "(in their own words) ruff and mypy, please" in answered, answered
+    assert "a.txt lines 1-1" in first and "foo" in first, first  # the range went as context

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from coder_ls.agent.tools.ask import make_ask_tool
 from coder_ls.agent.tools.base import (
     ShellLike,
     ShellResultLike,
@@ -35,7 +36,7 @@ def build_default_tools(
     check_command: CommandCheck | None = None,
     find_rg: FindRg | None = None,
 ) -> ToolRegistry:
-    """read, write, edit, multiEdit, bash, grep, glob, ls, todoRead, todoWrite."""
+    """read, write, edit, multiEdit, bash, grep, glob, ls, todoRead, todoWrite, ask_user."""
     grep = make_grep_tool(find_rg) if find_rg is not None else make_grep_tool()
     return ToolRegistry(
         [
@@ -49,5 +50,6 @@ def build_default_tools(
             make_ls_tool(),
             make_todo_read_tool(),
             make_todo_write_tool(),
+            make_ask_tool(),
         ]
     )

@@ -19,7 +19,7 @@ from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.edits import Finding
 from coder_ls.protocol.events import Event, TodoItem
-from coder_ls.protocol.messages import ToolImage
+from coder_ls.protocol.messages import ImageBlock
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class ToolError(Exception):
 class ToolOutput(msgspec.Struct, frozen=True):
     text: str
     is_error: bool = False
-    images: tuple[ToolImage, ...] = ()  # for the model, beside the text (an MCP tool's)
+    images: tuple[ImageBlock, ...] = ()  # shown to the model with the text (`read` of an image)
 
 
 class ShellResultLike(Protocol):
@@ -106,6 +106,7 @@ class ToolContext:
     # (command, shell cwd) the policy has just checked and allowed, with nothing run or awaited
     # since: the bash tool does not check it a second time (set by the turn, never by input)
     checked: tuple[str, Path | None] | None = None
+    submission_id: str = ""  # the submission this turn runs for (`ask_user` names it to the client)
 
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""

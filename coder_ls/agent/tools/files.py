@@ -20,6 +20,7 @@ from coder_ls.agent.tools.fileio import (
     numbered,
     read_disk,
 )
+from coder_ls.agent.tools.readimage import read_image
 from coder_ls.saferead import TooLarge, UnreadableFile, open_regular, read_line_range, read_regular_file
 
 MAX_READ_BYTES = 256 * 1024
@@ -166,6 +167,8 @@ def make_read_tool() -> Tool[ReadInput]:
         doc = ctx.host.open_document(path)
         if doc is not None:
             return _read_text("(unsaved editor buffer)\n", rel, doc.text, len(doc.text.encode("utf-8")), inp)
+        if (image := await asyncio.to_thread(read_image, ctx.root, rel, path)) is not None:
+            return image
         # Off the event loop: a slow disk (or a huge file) never holds /help or an interrupt.
         return await asyncio.to_thread(_read_disk, rel, path, inp)
 
@@ -173,7 +176,8 @@ def make_read_tool() -> Tool[ReadInput]:
         "read",
         "Read a file of the workspace. Each line comes as `number<TAB>text` (the numbers are "
         "not part of the file). Shows the editor's unsaved text when the file is open. Large "
-        "files are summarised: pass offset/limit to read a range.",
+        "files are summarised: pass offset/limit to read a range. An image (PNG, JPEG, GIF, "
+        "WebP) is shown to you as the image.",
         ReadInput,
         run,
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
@@ -24,7 +25,7 @@ from coder_ls.engine.agent_api import TurnContext
 from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.events import Notice
-from coder_ls.protocol.messages import ToolImage
+from coder_ls.protocol.messages import ImageBlock
 
 if TYPE_CHECKING:
     from coder_ls.mcp.connection import McpConnection, ToolInfo
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_RESULT_CHARS = 100_000
-IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")  # what the Messages API takes
-MAX_IMAGE_B64 = 5 * 1024 * 1024  # the API's limit per image
 MAX_IMAGES = 8
 PREFIX = "mcp__"
 
@@ -129,7 +128,7 @@ def _make(conn: McpConnection, info: ToolInfo, name: str) -> McpTool:
             return ToolOutput(f"{exc}. Its tools are unavailable until it is back (/mcp shows it).", is_error=True)
         except Exception as exc:
             return ToolOutput(f"{name} failed: {exc}", is_error=True)
-        return result_output(result)
+        return result_output(result, ctx.root)
 
     description = info.description or f"The {info.name} tool of the MCP server {conn.name}."
     return McpTool(name, description[:4000], McpArgs, run, schema=_clean(info.input_schema), remote=info.name)
@@ -142,16 +141,23 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def result_output(result: Any) -> ToolOutput:
+def result_output(result: Any, root: Path) -> ToolOutput:
+    """An MCP tool's result for the model. Images go through the one image path
+    (`engine/images.py`: checked by their bytes, fitted to the API's limits, stored by hash)."""
+    from coder_ls.engine.images import BadImage, decode_base64, store
+
     parts: list[str] = []
-    images: list[ToolImage] = []
+    images: list[ImageBlock] = []
     for block in result.content:
         kind = getattr(block, "type", "")
         if kind == "text":
             parts.append(block.text)
-        elif kind == "image" and block.mime_type in IMAGE_TYPES and len(block.data) <= MAX_IMAGE_B64:
-            images.append(ToolImage(media_type=block.mime_type, data=block.data))
-            parts.append(f"[image {block.mime_type}: attached]")
+        elif kind == "image" and len(images) < MAX_IMAGES:
+            try:
+                images.append(store(root, decode_base64(block.data, "image"), f"{block.mime_type} image"))
+                parts.append(f"[image {block.mime_type}: attached]")
+            except (BadImage, OSError) as exc:
+                parts.append(f"[image {block.mime_type}: not shown ({exc})]")
         elif kind == "image" or kind == "audio":
             size = len(block.data) * 3 // 4
             parts.append(f"[{kind} {block.mime_type}, {size} bytes: not shown (a type or size the model cannot take)]")
@@ -172,7 +178,7 @@ def result_output(result: Any) -> ToolOutput:
     if len(text) > MAX_RESULT_CHARS:
         dropped = len(text) - MAX_RESULT_CHARS
         text = text[:MAX_RESULT_CHARS] + f"\n[output capped: {dropped} more characters not shown]"
-    return ToolOutput(text, is_error=bool(result.is_error), images=tuple(images[:MAX_IMAGES]))
+    return ToolOutput(text, is_error=bool(result.is_error), images=tuple(images))
 
 
 async def with_mcp_tools(

@@ -6,10 +6,8 @@ node_modules and a few caches."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -19,13 +17,9 @@ import msgspec
 from coder_ls.agent.paths import glob_match
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.environ import child_env
-from coder_ls.engine.gitops import user_env
-from coder_ls.engine.gitsafe import safe_flags_sync
+from coder_ls.engine.filelist import SKIP_DIRS, list_files
 from coder_ls.saferead import UnreadableFile, read_regular_file
 
-SKIP_DIRS = frozenset(
-    {".git", ".coder", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-)
 MAX_LINE_CHARS = 300
 MAX_GREP_FILE_BYTES = 32 * 1024 * 1024  # the fallback grep skips larger files (ripgrep streams them)
 FindRg = Callable[[], "str | None"]
@@ -34,54 +28,6 @@ ListFiles = Callable[[Path], list[str]]
 
 def _find_rg() -> str | None:
     return shutil.which("rg")
-
-
-def _git_files(root: Path) -> list[str] | None:
-    env = user_env()
-    try:
-        proc = subprocess.run(
-            ["git", *safe_flags_sync(root, env), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0:
-        return None
-    names = {n for n in proc.stdout.decode("utf-8", errors="surrogateescape").split("\0") if n}
-    real_root = root.resolve()
-    return sorted(n for n in names if _inside_file(root / n, real_root))
-
-
-def _inside_file(path: Path, real_root: Path) -> bool:
-    """A regular file whose real location is in the workspace (a symlink out is skipped)."""
-    try:
-        return path.is_file() and path.resolve().is_relative_to(real_root)
-    except (OSError, RuntimeError):
-        return False
-
-
-def _walk_files(root: Path) -> list[str]:
-    real_root = root.resolve()
-    out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
-        for name in filenames:
-            full = Path(dirpath, name)
-            if full.is_symlink() and not _inside_file(full, real_root):
-                continue
-            out.append(full.relative_to(root).as_posix())
-    return sorted(out)
-
-
-def list_files(root: Path) -> list[str]:
-    """Workspace files as sorted POSIX paths relative to `root`, .gitignore honoured."""
-    files = _git_files(root)
-    return files if files is not None else _walk_files(root)
 
 
 def _under(files: list[str], base: str) -> list[str]:

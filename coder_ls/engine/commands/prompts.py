@@ -12,6 +12,9 @@ INIT = """\
 Study this workspace and write AGENTS.md at its root (or update it, if it exists), the \
 instructions every future session here will start with.
 
+If what to cover is unclear (which commands matter, what the team cares about), ask the \
+user with the ask_user tool (a few multiple-choice questions), then go on with the answers.
+
 First look around: the README and docs, the build and package files, the test setup, CI \
 configuration, linters and formatters, and a few representative source files. If AGENTS.md, \
 CLAUDE.md or CODER.md already exist, read them and keep what is still true.

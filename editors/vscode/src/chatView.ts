@@ -1,12 +1,19 @@
 /** The chat panel: a webview view that renders the transcript model. */
 import * as vscode from 'vscode';
+import { contextLabel, type EditorContext, type ImageAttachment } from './attachments';
 import type { Controller } from './controller';
 import type { FromWebview, ToWebview } from './webview/messages';
 
 export const VIEW_ID = 'coderLs.chat';
 
+export interface InputExtras {
+  context?: EditorContext;
+  images?: ImageAttachment[];
+  pastes?: string[];
+}
+
 export interface ChatActions {
-  submit(text: string): Promise<void>;
+  submit(text: string, extras?: InputExtras): Promise<void>;
   interrupt(): Promise<void>;
   /** The Stop of one subagent (its entry's button). */
   stopAgent(agentId: string): Promise<void>;
@@ -16,6 +23,8 @@ export interface ChatActions {
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   private view: vscode.WebviewView | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The chip the user removed: its label, until the editor or the selection changes. */
+  private dropped: string | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -23,6 +32,30 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     private readonly actions: ChatActions,
   ) {
     controller.onDidChange(() => this.schedule());
+    vscode.window.onDidChangeActiveTextEditor(() => this.contextChanged());
+    vscode.window.onDidChangeTextEditorSelection(() => this.contextChanged());
+  }
+
+  /** The active file and its selection (sent with every input unless its chip was removed). */
+  editorContext(): EditorContext | undefined {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.document.uri.scheme !== 'file') return undefined;
+    const ctx: EditorContext = { uri: editor.document.uri.toString() };
+    if (!editor.selection.isEmpty) {
+      const { start, end } = editor.selection;
+      ctx.range = { start: { line: start.line, character: start.character }, end: { line: end.line, character: end.character } };
+    }
+    return this.dropped === contextLabel(ctx) ? undefined : ctx;
+  }
+
+  private contextChanged(): void {
+    this.dropped = undefined;
+    this.postContext();
+  }
+
+  private postContext(): void {
+    const ctx = this.editorContext();
+    this.post({ type: 'context', label: ctx ? contextLabel(ctx) : null });
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -49,8 +82,21 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         this.post({ type: 'catalog', commands: this.controller.catalog });
         break;
       case 'submit':
-        await this.actions.submit(msg.text);
+        await this.actions.submit(msg.text, { context: this.editorContext(), images: msg.images, pastes: msg.pastes });
         break;
+      case 'complete': {
+        // `@` completion: answered from the server's cached file list in a few ms
+        const r = await this.controller.run('coder.completeInput', { text: msg.text, position: msg.position }, { silent: true });
+        const data = r.data as { kind?: string; start?: number; items?: { label: string; kind: string; detail?: string }[] } | undefined;
+        if (data?.kind === 'completions') this.post({ type: 'completions', seq: msg.seq, start: data.start ?? 0, items: data.items ?? [] });
+        break;
+      }
+      case 'dropContext': {
+        const ctx = this.editorContext();
+        this.dropped = ctx ? contextLabel(ctx) : undefined;
+        this.postContext();
+        break;
+      }
       case 'interrupt':
         await this.actions.interrupt();
         break;
@@ -76,6 +122,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.timer = undefined;
     this.post({ type: 'snapshot', snapshot: this.controller.transcript.snapshot(), busy: this.controller.busy });
     this.post({ type: 'catalog', commands: this.controller.catalog });
+    this.postContext();
   }
 
   private post(msg: ToWebview): void {
@@ -102,6 +149,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <div id="transcript" role="log" aria-live="polite"></div>
 <div id="composer">
   <ul id="completions" role="listbox" hidden></ul>
+  <div id="chips"></div>
   <textarea id="input" rows="3" placeholder="Ask Coder — /command, !shell · Enter to send, Shift+Enter for a newline"></textarea>
   <div id="bar"><span id="status"></span><span id="usage"></span>
     <button id="new" title="New session">New</button>

@@ -12,6 +12,7 @@ import {
 } from 'vscode-languageclient/node';
 import { accessSync, constants } from 'node:fs';
 import { handleApplyEdit } from './applyEdit';
+import { ASK_USER_METHOD, type AskParams, askUser } from './askUser';
 import type { EditReviews } from './review';
 import { didChangeParams, notFoundMessage, resolveServer, SERVER_PATH_KEY } from './config';
 import type { Transport } from './controller';
@@ -57,7 +58,8 @@ export function createClient(
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
     outputChannel: output,
-    initializationOptions: serverConfig(),
+    // `capabilities.askUser`: we answer coder/askUser ourselves (src/askUser.ts)
+    initializationOptions: { ...serverConfig(), capabilities: { askUser: true } },
     middleware: {
       executeCommand: async (command, args, next) => {
         const run = async (): Promise<unknown> => (await next(command, args)) as unknown;
@@ -117,6 +119,7 @@ export class ClientHost implements Transport, vscode.Disposable {
         client = createClient(this.output, this.onResult, this.hooks);
         client.onNotification(EVENT_METHOD, (event: unknown) => this.onEvent(event));
         handleApplyEdit(client, (message) => this.output.appendLine(message), this.reviews);
+        client.onRequest(ASK_USER_METHOD, (params: AskParams, token) => askUser(params, vscode.window, token));
         this.client = client;
         await client.start();
       } catch (err) {

@@ -1,5 +1,6 @@
 /** The extension's own commands (`coderLs.*`). The server's `coder.*` ids are
  * registered by vscode-languageclient from `executeCommandProvider`. */
+import type { ImageAttachment } from './attachments';
 import * as vscode from 'vscode';
 import type { ChatViewProvider } from './chatView';
 import { type Controller, progressTitle } from './controller';
@@ -28,8 +29,8 @@ export class Commands {
   }
 
   /** Text typed in the panel (or the ask box): through `coder.input`. */
-  async submit(text: string, context?: Record<string, unknown>): Promise<void> {
-    const result = await this.controller.submit(text, context);
+  async submit(text: string, context?: object, extras?: { images?: ImageAttachment[]; pastes?: string[] }): Promise<void> {
+    const result = await this.controller.submit(text, context as Record<string, unknown> | undefined, extras);
     this.show(result);
   }
 

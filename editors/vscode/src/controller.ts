@@ -4,6 +4,7 @@
  * sends commands with the current sessionId, applies results and events,
  * keeps the slash-command catalog. No `vscode` import.
  */
+import type { ImageAttachment } from './attachments';
 import { type CommandInfo, type CommandResult, isCommandResult } from './protocol';
 import { catalogOf } from './results';
 import { TaskBoard } from './tasks';
@@ -93,9 +94,15 @@ export class Controller {
   }
 
   /** What the user typed: `/cmd`, `!shell` or a prompt, through `coder.input`. */
-  submit(text: string, context?: Record<string, unknown>): Promise<CommandResult> {
+  submit(
+    text: string,
+    context?: Record<string, unknown>,
+    extras?: { images?: ImageAttachment[]; pastes?: string[] },
+  ): Promise<CommandResult> {
     const arg: Record<string, unknown> = { text };
     if (context) arg.context = context;
+    if (extras?.images?.length) arg.images = extras.images.map(({ data, mediaType }) => ({ data, mediaType }));
+    if (extras?.pastes?.length) arg.pastes = extras.pastes;
     return this.run('coder.input', arg, { echo: text, progress: progressTitle(text) });
   }
 

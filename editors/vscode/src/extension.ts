@@ -38,7 +38,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   host.hooks = hooks;
 
   const panel = new ChatViewProvider(context.extensionUri, ctl, {
-    submit: (text) => commands!.submit(text),
+    submit: (text, extras) => commands!.submit(text, extras?.context, extras),
     interrupt: () => commands!.interrupt(),
     stopAgent: (agentId) => commands!.stopAgent(agentId),
     newSession: async () => void (await commands!.send('coder.new', {}, '/new')),

@@ -16,6 +16,9 @@ T.run(function()
   R.help = res
   R.completion = vim.fn.getcompletion('Coder /he', 'cmdline')
   R.completion_all = vim.fn.getcompletion('Coder /', 'cmdline')
+  -- `@` completes workspace files through coder.completeInput; :CoderInput is :Coder
+  R.at_completion = vim.fn.getcompletion('Coder explain @a.t', 'cmdline')
+  R.input_completion = vim.fn.getcompletion('CoderInput /he', 'cmdline')
   -- the :Coder command itself
   vim.cmd('Coder /help')
   T.wait(30000, function()

@@ -9,6 +9,7 @@ local transcript = require('coder.transcript')
 local task = require('coder.task')
 local progress = require('coder.progress')
 local approval = require('coder.approval')
+local ask = require('coder.ask')
 
 local M = {}
 
@@ -329,6 +330,7 @@ local function make_handlers()
       handle_event(ctx.client_id, util.denull(params))
     end,
     ['window/showMessageRequest'] = approval.handler,
+    ['coder/askUser'] = ask.handler, -- the model's ask_user questions (vim.ui.select)
     ['workspace/applyEdit'] = function(err, params, ctx, config)
       -- A file the server did not see open (no buffer attached to this client)
       -- is written by the server itself after this answer (its editApplied says
@@ -370,6 +372,8 @@ local function make_capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
+  -- we answer coder/askUser (ask.lua): the server sends the questions all at once
+  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { coderAskUser = true })
   if M.config.capabilities then
     caps = vim.tbl_deep_extend('force', caps, M.config.capabilities)
   end
@@ -889,9 +893,33 @@ local function range_context(line1, line2)
   }
 end
 
+--- `@path` completion: the server's coder.completeInput (its cached file list).
+local function complete_at(arglead)
+  local client = M.get_client()
+  if not client then
+    return {}
+  end
+  local params = { command = 'coder.completeInput', arguments = { { text = arglead } } }
+  local resp
+  if util.has('nvim-0.11') then
+    resp = client:request_sync('workspace/executeCommand', params, 1000)
+  else
+    resp = client.request_sync('workspace/executeCommand', params, 1000)
+  end
+  local res = resp and util.denull(resp.result)
+  local out = {}
+  for _, item in ipairs((res and res.data and res.data.items) or {}) do
+    table.insert(out, item.label)
+  end
+  return out
+end
+
 local function complete_slash(arglead, cmdline, cursorpos)
+  if arglead:sub(1, 1) == '@' then
+    return complete_at(arglead)
+  end
   local before = cmdline:sub(1, cursorpos)
-  local typed = before:match('^.-Coder!?%s+(.*)$') or ''
+  local typed = before:match('^.-Coder%a*!?%s+(.*)$') or ''
   if typed:find('%s') or (typed ~= '' and typed:sub(1, 1) ~= '/') then
     return {}
   end
@@ -1026,14 +1054,20 @@ task.bind({
 
 local function create_commands()
   local create = vim.api.nvim_create_user_command
-  create('Coder', function(o)
+  local function input_command(o)
+    -- the current buffer goes with the input; from visual mode (a range), its lines
     local ctx = nil
     if o.range and o.range > 0 then
       ctx = range_context(o.line1, o.line2)
+    elseif is_file_buffer(vim.api.nvim_get_current_buf()) then
+      ctx = { uri = vim.uri_from_bufnr(vim.api.nvim_get_current_buf()) }
     end
     show_transcript()
     M.input(o.args, { context = ctx })
-  end, { nargs = '+', range = true, complete = complete_slash, desc = 'coder: /command, !shell or a prompt' })
+  end
+  local input_opts = { nargs = '+', range = true, complete = complete_slash, desc = 'coder: /command, !shell or a prompt' }
+  create('Coder', input_command, input_opts)
+  create('CoderInput', input_command, input_opts) -- the same, by the name other plugins use
   create('CoderShell', function(o)
     show_transcript()
     M.shell(o.args)

@@ -1,6 +1,7 @@
 /** The chat webview (browser side): renders snapshots, sends what the user types. */
+import { type ImageAttachment, IMAGE_TYPES, imageFromDataUrl, keptPastes, PASTE_THRESHOLD, pasteMarker } from '../attachments';
 import type { CommandInfo } from '../protocol';
-import { type SlashMatch, slashMatches } from '../slash';
+import { slashMatches } from '../slash';
 import type { Snapshot } from '../transcript';
 import type { FromWebview, ToWebview } from './messages';
 import { renderEntry, renderTodos, renderUsage } from './render';
@@ -16,11 +17,71 @@ const completionsEl = $<HTMLUListElement>('completions');
 const stopBtn = $<HTMLButtonElement>('stop');
 const statusEl = $<HTMLSpanElement>('status');
 const usageEl = $<HTMLSpanElement>('usage');
+const chipsEl = $<HTMLDivElement>('chips');
 
 const rendered = new Map<number, { rev: number; el: Element }>();
 let catalog: CommandInfo[] = [];
-let matches: SlashMatch[] = [];
+/** One line of the completion list: what it shows and what the input becomes. */
+interface Match {
+  label: string;
+  hint: string;
+  insertText: string;
+}
+let matches: Match[] = [];
+// `@` completion answered by the server (coder.completeInput), newest request only
+let atMatches: Match[] = [];
+let atSeq = 0;
 let selected = 0;
+// what goes with the next input: the editor context (shown, removable), images, long pastes
+let contextChip: string | null = null;
+let images: ImageAttachment[] = [];
+let pastes: string[] = [];
+
+function chip(label: string, title: string, onRemove: () => void): HTMLElement {
+  const el = document.createElement('span');
+  el.className = 'chip';
+  el.title = title;
+  el.textContent = label;
+  const x = document.createElement('button');
+  x.className = 'chip-remove';
+  x.title = `Remove ${label}`;
+  x.setAttribute('aria-label', `Remove ${label}`);
+  x.textContent = '×';
+  x.addEventListener('click', onRemove);
+  el.append(x);
+  return el;
+}
+
+function renderChips(): void {
+  const els: HTMLElement[] = [];
+  if (contextChip)
+    els.push(chip(contextChip, 'Sent with your input: the active file and selection', () => vscode.postMessage({ type: 'dropContext' })));
+  images.forEach((img, i) =>
+    els.push(
+      chip(`🖼 ${img.name}`, 'Sent with your input', () => {
+        images.splice(i, 1);
+        renderChips();
+      }),
+    ),
+  );
+  chipsEl.replaceChildren(...els);
+}
+
+function addImageFiles(files: File[]): boolean {
+  const wanted = files.filter((f) => IMAGE_TYPES.includes(f.type));
+  for (const file of wanted) {
+    const reader = new FileReader();
+    reader.onload = () => {
+      const img = imageFromDataUrl(String(reader.result), file.name || `pasted image ${images.length + 1}`);
+      if (img) {
+        images.push(img);
+        renderChips();
+      }
+    };
+    reader.readAsDataURL(file);
+  }
+  return wanted.length > 0;
+}
 
 function fromHtml(html: string): Element {
   const t = document.createElement('template');
@@ -63,8 +124,27 @@ function applySnapshot(snapshot: Snapshot, busy: boolean): void {
   if (nearBottom) transcriptEl.scrollTop = transcriptEl.scrollHeight;
 }
 
+function atWord(): { start: number; end: number } | null {
+  const end = input.selectionStart;
+  const before = input.value.slice(0, end);
+  const m = /(^|\s)(@\S*)$/.exec(before);
+  return m ? { start: end - m[2].length, end } : null;
+}
+
+function requestAtCompletions(): void {
+  atMatches = [];
+  if (!atWord()) return;
+  atSeq += 1;
+  vscode.postMessage({ type: 'complete', text: input.value, position: input.selectionStart, seq: atSeq });
+}
+
 function updateCompletions(): void {
-  matches = slashMatches(input.value, catalog, 12);
+  const slash = slashMatches(input.value, catalog, 12).map((m) => ({
+    label: `/${m.command.name}`,
+    hint: ` ${m.command.argumentHint} — ${m.command.description}`,
+    insertText: m.insertText,
+  }));
+  matches = slash.length ? slash : atMatches;
   selected = Math.min(selected, Math.max(0, matches.length - 1));
   completionsEl.hidden = matches.length === 0;
   completionsEl.replaceChildren(
@@ -73,10 +153,10 @@ function updateCompletions(): void {
       li.className = i === selected ? 'selected' : '';
       li.setAttribute('role', 'option');
       const name = document.createElement('b');
-      name.textContent = `/${m.command.name}`;
+      name.textContent = m.label;
       const hint = document.createElement('span');
       hint.className = 'hint';
-      hint.textContent = ` ${m.command.argumentHint} — ${m.command.description}`;
+      hint.textContent = m.hint;
       li.append(name, hint);
       li.addEventListener('mousedown', (ev) => {
         ev.preventDefault();
@@ -97,15 +177,43 @@ function accept(i: number): void {
 }
 
 function send(): void {
-  const text = input.value.trim();
-  if (!text) return;
-  vscode.postMessage({ type: 'submit', text });
+  const kept = keptPastes(input.value.trim(), pastes);
+  if (!kept.text && !images.length) return;
+  vscode.postMessage({ type: 'submit', text: kept.text, images: images.length ? images : undefined, pastes: kept.pastes.length ? kept.pastes : undefined });
   input.value = '';
+  images = [];
+  pastes = [];
+  renderChips();
   updateCompletions();
 }
 
+input.addEventListener('paste', (ev) => {
+  const data = ev.clipboardData;
+  if (!data) return;
+  const files = Array.from(data.items)
+    .filter((i) => i.kind === 'file')
+    .map((i) => i.getAsFile())
+    .filter((f): f is File => f !== null);
+  if (addImageFiles(files)) {
+    ev.preventDefault();
+    return;
+  }
+  const text = data.getData('text/plain');
+  if (text.length > PASTE_THRESHOLD) {
+    // a long paste stays whole but out of the way: a marker in the box
+    ev.preventDefault();
+    pastes.push(text);
+    input.setRangeText(pasteMarker(pastes.length), input.selectionStart, input.selectionEnd, 'end');
+  }
+});
+input.addEventListener('dragover', (ev) => ev.preventDefault());
+input.addEventListener('drop', (ev) => {
+  if (ev.dataTransfer && addImageFiles(Array.from(ev.dataTransfer.files))) ev.preventDefault();
+});
+
 input.addEventListener('input', () => {
   selected = 0;
+  requestAtCompletions();
   updateCompletions();
 });
 input.addEventListener('keydown', (ev) => {
@@ -114,7 +222,7 @@ input.addEventListener('keydown', (ev) => {
     ev.preventDefault();
     selected = (selected + (ev.key === 'ArrowDown' ? 1 : matches.length - 1)) % matches.length;
     updateCompletions();
-  } else if (open && ev.key === 'Enter' && !ev.shiftKey && input.value.trim() === `/${matches[selected]?.command.name}`) {
+  } else if (open && ev.key === 'Enter' && !ev.shiftKey && input.value.trim() === matches[selected]?.insertText.trim()) {
     ev.preventDefault();
     send();
   } else if (open && (ev.key === 'Tab' || (ev.key === 'Enter' && !ev.shiftKey))) {
@@ -153,6 +261,20 @@ window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
     catalog = msg.commands;
     updateCompletions();
   } else if (msg.type === 'focus') input.focus();
+  else if (msg.type === 'completions') {
+    const word = atWord();
+    if (msg.seq !== atSeq || !word) return; // the user typed on: a newer request is coming
+    const text = input.value;
+    atMatches = msg.items.map((item) => ({
+      label: item.label,
+      hint: item.detail ? ` — ${item.detail}` : item.kind === 'agent' ? ' — subagent' : '',
+      insertText: `${text.slice(0, word.start)}${item.label}${item.label.endsWith('/') ? '' : ' '}${text.slice(word.end)}`,
+    }));
+    updateCompletions();
+  } else if (msg.type === 'context') {
+    contextChip = msg.label;
+    renderChips();
+  }
 });
 
 vscode.postMessage({ type: 'ready' });
