@@ -10,7 +10,8 @@ from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.streaming import watched
 from coder_ls.agent.tools import ToolSpec
 from coder_ls.engine.agent_api import TurnContext
-from coder_ls.llm.base import Provider, ProviderRequest, Restart, TextDelta
+from coder_ls.engine.usage import SessionUsage, Tokens
+from coder_ls.llm.base import Provider, ProviderRequest, Restart, TextDelta, Usage
 from coder_ls.protocol.events import ContextCompacted
 from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock
 
@@ -26,6 +27,12 @@ conversation itself will be dropped. Do not call tools. Include:
 Be complete but terse: lists, not prose."""
 
 HEADER = "This session was compacted; the conversation so far is summarised here:\n\n"
+
+
+def add_usage(ctx: TurnContext, model: str, usage: Usage) -> None:
+    """Add a model response's tokens to the session's tally (`/cost`)."""
+    tokens = Tokens(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
+    ctx.session.extension(SessionUsage, SessionUsage).add(ctx.submission_id, model, tokens)
 
 
 def summary_text(summary: str) -> str:
@@ -80,6 +87,8 @@ async def summarise(
             parts.append(item.text)
         elif isinstance(item, Restart):  # the stream was retried: its partial text is void
             parts.clear()
+        elif isinstance(item, Usage):
+            add_usage(ctx, model, item)
     return "".join(parts).strip()
 
 

@@ -216,6 +216,11 @@ class Agent:
         b.reply = text or "(no answer)"
         b.data = usage
 
+    async def context_report(self, ctx: TurnContext) -> None:
+        from coder_ls.agent.context_report import context_report
+
+        await context_report(self, ctx)
+
     async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0) -> None:
         from coder_ls.agent.compact import apply_summary, split_exchanges, summarise
         from coder_ls.llm.base import ProviderError

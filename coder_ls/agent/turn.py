@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coder_ls.agent.compact import AUTO_COMPACT_SHARE, apply_summary, merge_roles, summarise
+from coder_ls.agent.compact import AUTO_COMPACT_SHARE, add_usage, apply_summary, merge_roles, summarise
 from coder_ls.agent.complexity import TODO_REMINDER, is_complex
 from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
@@ -272,6 +272,7 @@ class Turn:
         self.usage.output_tokens += usage.output_tokens
         self.usage.cache_read_tokens += usage.cache_read_tokens
         self.usage.cache_write_tokens += usage.cache_write_tokens
+        add_usage(self.turn, self.model, usage)
         used = usage.context_tokens + usage.output_tokens
         self.session.last_context_tokens = used
         self.turn.emit(ContextUsage(used_tokens=used, limit_tokens=self.context_limit))

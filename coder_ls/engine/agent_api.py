@@ -109,6 +109,11 @@ class AgentRunner(Protocol):
         """`/btw`: answer from the session's context as it is, recording nothing."""
         ...
 
+    async def context_report(self, ctx: TurnContext) -> None:
+        """`/context`: count what the next model request would send, part by part, into
+        `ctx.result` (a `ContextData`)."""
+        ...
+
     def models(self, config: Config, current: str) -> ModelData:
         """`/model`'s listing: what the account can use (else the built-in table), with
         `current` (an id or an alias) resolved."""
@@ -125,6 +130,9 @@ class NoAgent:
         ctx.result.fail("no_agent", "This server has no agent configured.")
 
     async def side_question(self, ctx: TurnContext, question: str) -> None:
+        ctx.result.fail("no_agent", "This server has no agent configured.")
+
+    async def context_report(self, ctx: TurnContext) -> None:
         ctx.result.fail("no_agent", "This server has no agent configured.")
 
     def models(self, config: Config, current: str) -> ModelData:

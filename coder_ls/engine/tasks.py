@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from coder_ls.engine.checkpoints import UndoUnavailable, restore_to_head
 from coder_ls.engine.frame import Task, TaskContext
 from coder_ls.engine.gitops import NotAGitRepo
+from coder_ls.engine.iotasks import ContextTask, CostTask
 from coder_ls.engine.sessions import UnknownSession
 from coder_ls.protocol.actions import (
     Action,
@@ -24,6 +25,8 @@ from coder_ls.protocol.actions import (
     RunAgent,
     RunPromptCommand,
     RunShell,
+    ShowContext,
+    ShowCost,
     SideQuestion,
     TrustWorkspace,
     UndoLast,
@@ -67,6 +70,10 @@ def task_for(action: Action) -> Task:
             return ResetTask(kind)
         case ResumeSession(session_id=session_id):
             return ResumeTask(session_id)
+        case ShowContext():
+            return ContextTask()
+        case ShowCost():
+            return CostTask()
 
 
 def shell_message(command: str, output: str, exit_code: int | None, *, cancelled: bool = False) -> Message:

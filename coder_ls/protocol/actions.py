@@ -98,6 +98,14 @@ class SideQuestion(msgspec.Struct, frozen=True):
     question: str
 
 
+class ShowContext(msgspec.Struct, frozen=True):
+    """`/context`: what fills the model context, counted."""
+
+
+class ShowCost(msgspec.Struct, frozen=True):
+    """`/cost` (`/usage`): the session's tokens and their estimated price."""
+
+
 Action = (
     RunAgent
     | RunPromptCommand
@@ -110,6 +118,8 @@ Action = (
     | UndoLast
     | Compact
     | SideQuestion
+    | ShowContext
+    | ShowCost
 )
 
 

@@ -189,6 +189,43 @@ class UsageData(Tagged, tag="usage"):
     steps: int = 0
 
 
+class ContextPart(msgspec.Struct, rename="camel", kw_only=True):
+    name: str  # system, instructions, tools, skills, agents, mcp, messages, images
+    tokens: int
+
+
+class ContextData(Tagged, tag="context"):
+    """`/context`: what fills the model context (contract section 19). `source`: "api" when
+    the provider's token counting counted it, else "estimate" (characters / 4)."""
+
+    parts: list[ContextPart]
+    total: int
+    window: int
+    percent: float  # of the window, one decimal
+    source: Literal["api", "estimate"]
+    model: str
+    last_response_tokens: int | None = None  # what the last model response reported (input + output)
+    note: str | None = None  # why it is an estimate, when counting failed
+
+
+class TokenTally(msgspec.Struct, rename="camel", kw_only=True):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    usd: float | None = None  # None: no price for (one of) the models used
+
+
+class CostData(Tagged, tag="cost"):
+    """`/cost` (alias `/usage`): tokens of the session and of its last turn; `usd` is an
+    estimate from the configuration's `pricing`."""
+
+    session: TokenTally
+    last_turn: TokenTally
+    models: list[str]
+    estimate: bool = True
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -205,6 +242,8 @@ Data = (
     | AgentsData
     | TaskData
     | TaskList
+    | ContextData
+    | CostData
 )
 
 

@@ -67,6 +67,8 @@ def clear_fake(server: FakeAnthropicServer) -> None:
     with server._lock:
         server._queue.clear()
     server.requests.clear()
+    server.counted.clear()
+    server.count_status = 200
 
 
 @pytest.fixture

@@ -19,4 +19,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "init",
     "review",
     "commit",
+    "context",
+    "cost",
+    "usage",
 )
