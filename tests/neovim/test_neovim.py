@@ -546,3 +546,24 @@ def test_subagents_of_a_task_call_are_indented_under_it(nvim: str, workspace: Pa
     assert "LOADER-ANSWER" not in text, lines  # the subagent's own text is not the reply
     assert text.count("It is in a.txt.") == 1, lines
     assert r["status_line"] == "coder: idle"
+
+
+def test_statusline_helper_shows_the_context_share(nvim: str, workspace: Path) -> None:
+    """`require('coder').context()` for a statusline: "" until the server reports the
+    context, then "ctx N%": after a turn (the response's usage), and after /context (the
+    API's count); `coder.status()` itself is unchanged."""
+    from anthropic_server import FakeAnthropicServer, check_rejections, reply
+
+    with FakeAnthropicServer() as fake:
+        fake.push(reply("Hi.", usage={"input_tokens": 300_000, "output_tokens": 10}))
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        r = run_scenario(nvim, "context", workspace, extra_env=env, setup={"settings": {"model": "claude-haiku-4-5"}})
+        check_rejections(fake, False)
+        counted = list(fake.counted)
+    check(r)
+    assert r["before"] == ""
+    assert r["after_turn"] == "ctx 100%" and r["percent_after_turn"] == 100  # 300,010 of 200,000: capped
+    data = r["context_result"]["data"]
+    assert data["kind"] == "context" and data["source"] == "api" and data["total"] in counted
+    assert r["after_context"] == f"ctx {round(100 * data['total'] / data['window'])}%"
+    assert r["status"] == "coder: idle"

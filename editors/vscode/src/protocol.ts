@@ -87,7 +87,7 @@ export type KnownEvent = EventBase &
     | { type: 'approvalRequested'; callId: string; tool: string; summary: string }
     | { type: 'approvalResolved'; callId: string; decision: string }
     | { type: 'todoUpdated'; todos: TodoItem[] }
-    | { type: 'contextUsage'; usedTokens: number; limitTokens: number }
+    | { type: 'contextUsage'; usedTokens: number; limitTokens: number; agentId?: string | null } // agentId: a subagent's
     | { type: 'sessionChanged'; reason: 'new' | 'clear' | 'resume'; previousSessionId?: string | null }
     | { type: 'modelChanged'; model: string; provider: string }
     | { type: 'permissionsChanged'; preset: string }
