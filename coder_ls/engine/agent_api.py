@@ -103,7 +103,10 @@ class AgentRunner(Protocol):
 
     async def run_turn(self, ctx: TurnContext, action: RunAgent) -> None: ...
 
-    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0) -> None: ...
+    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0, clear: bool = False) -> None:
+        """`/compact`: a summary (`keep_last` exchanges kept verbatim), or with `clear` only
+        the first level (old tool results cleared, no model call)."""
+        ...
 
     async def side_question(self, ctx: TurnContext, question: str) -> None:
         """`/btw`: answer from the session's context as it is, recording nothing."""
@@ -126,7 +129,7 @@ class NoAgent:
     async def run_turn(self, ctx: TurnContext, action: RunAgent) -> None:
         ctx.result.fail("no_agent", "This server has no agent configured.")
 
-    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0) -> None:
+    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0, clear: bool = False) -> None:
         ctx.result.fail("no_agent", "This server has no agent configured.")
 
     async def side_question(self, ctx: TurnContext, question: str) -> None:

@@ -56,8 +56,8 @@ def task_for(action: Action) -> Task:
             return PromptCommandTask(action)
         case SideQuestion(question=question):
             return SideQuestionTask(question)
-        case Compact(instructions=instructions, keep_last=keep_last):
-            return CompactTask(instructions, keep_last)
+        case Compact(instructions=instructions, keep_last=keep_last, clear=clear):
+            return CompactTask(instructions, keep_last, clear)
         case UndoLast(all=everything):
             return UndoTask(everything)
         case ChangeModel():
@@ -244,6 +244,7 @@ class SideQuestionTask:
 class CompactTask:
     instructions: str
     keep_last: int = 0
+    clear: bool = False
     title: str = "Compacting the conversation"
     needs_checkpoint: bool = False
 
@@ -252,7 +253,7 @@ class CompactTask:
             ctx.result.reply = "Nothing to compact: the context is empty."
             return
         await ctx.engine.agent.compact(
-            ctx.engine.turn_context(ctx.sub, ctx.result), self.instructions, keep_last=self.keep_last
+            ctx.engine.turn_context(ctx.sub, ctx.result), self.instructions, keep_last=self.keep_last, clear=self.clear
         )
 
 

@@ -90,6 +90,7 @@ class UndoLast(msgspec.Struct, frozen=True):
 class Compact(msgspec.Struct, frozen=True):
     instructions: str = ""
     keep_last: int = 0  # exchanges kept verbatim after the summary
+    clear: bool = False  # `--clear`: only the first level (old tool results cleared, no model call)
 
 
 class SideQuestion(msgspec.Struct, frozen=True):

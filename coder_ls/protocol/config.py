@@ -73,6 +73,13 @@ class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     default_budget: PositiveInt = 500_000  # tokens a /task may use before it pauses
 
 
+class CompactConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """Compaction's first level (`agent/compact_clear.py`): the results of the tool calls of
+    the last `keep_tool_results` model steps are kept whole; older ones are cleared."""
+
+    keep_tool_results: NonNegativeInt = 3
+
+
 class ModelPrice(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     """US dollars per million tokens (`/cost`'s estimate)."""
 
@@ -129,3 +136,4 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     request_timeout_seconds: PositiveFloat = 120.0
     # `/cost`: dollars per million tokens by model id prefix (replaces the defaults when set)
     pricing: dict[str, ModelPrice] = msgspec.field(default_factory=default_pricing)
+    compact: CompactConfig = msgspec.field(default_factory=CompactConfig)

@@ -134,6 +134,10 @@ class InterruptData(Tagged, tag="interrupt"):
 class CompactedData(Tagged, tag="compacted"):
     summary: str
     messages_before: int
+    level: Literal["clear", "summary"] = "summary"  # see events.ContextCompacted
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    cleared: int | None = None  # level "clear": how many tool results and outputs were cleared
 
 
 class AgentInfo(msgspec.Struct, rename="camel", kw_only=True):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from coder_ls.engine import gitops
-from coder_ls.engine.commands.builtin_io import io_commands
+from coder_ls.engine.commands.builtin_io import compact_clear, io_commands
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.names import BUILTIN_NAMES
 from coder_ls.engine.commands.prompts import prompt_commands
@@ -191,6 +191,8 @@ async def cmd_compact(ctx: CommandContext, args: str) -> CommandOutcome:
     if isinstance(parsed, str):
         return _usage_error(parsed)
     keep_last, instructions = parsed
+    if instructions.split()[:1] == ["--clear"]:  # the first level alone (builtin_io.compact_clear)
+        return compact_clear(keep_last, instructions)
     return CommandOutcome(actions=[Compact(instructions=instructions, keep_last=keep_last)])
 
 
@@ -303,7 +305,7 @@ def register_builtins(registry: Registry) -> None:
         Command(
             "compact",
             "Summarise the conversation to free context",
-            "[--keep-last N] [what to keep]",
+            "[--keep-last N] [what to keep] | --clear",
             cmd_compact,
         ),
         Command("resume", "List recent sessions, or resume one", "[session id]", cmd_resume),

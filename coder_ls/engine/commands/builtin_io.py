@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.registry import Command
-from coder_ls.protocol.actions import CommandOutcome, ShowContext, ShowCost
+from coder_ls.protocol.actions import CommandOutcome, Compact, ShowContext, ShowCost
 
 
 def _no_args(name: str, args: str) -> CommandOutcome | None:
@@ -23,6 +23,13 @@ async def cmd_context(ctx: CommandContext, args: str) -> CommandOutcome:
 
 async def cmd_cost(ctx: CommandContext, args: str) -> CommandOutcome:
     return _no_args("cost", args) or CommandOutcome(actions=[ShowCost()])
+
+
+def compact_clear(keep_last: int, rest: str) -> CommandOutcome:
+    """`/compact --clear`: compaction's first level alone (old tool results cleared, no model call)."""
+    if keep_last or rest.split()[1:]:
+        return CommandOutcome(error="/compact --clear takes nothing else", error_code="invalid_argument")
+    return CommandOutcome(actions=[Compact(clear=True)])
 
 
 def io_commands() -> tuple[Command, ...]:
