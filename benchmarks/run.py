@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_agent
 import bench_bash_step
 import bench_commands
+import bench_compact
 import bench_first_turn
 import bench_init
 import bench_scale
@@ -29,6 +30,7 @@ import bench_store
 from common import Result, fmt, median, percentile
 
 MODULES = [bench_init, bench_commands, bench_store, bench_agent, bench_bash_step, bench_first_turn, bench_scale]
+MODULES.append(bench_compact)
 
 
 def all_benchmarks() -> dict[str, object]:

@@ -20,6 +20,9 @@ from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock
 from coder_ls.protocol.results import CompactedData
 
 AUTO_COMPACT_SHARE = 0.8  # compact before a step when the last one used this much of the window
+# a clear that leaves more than this share of the window is not enough: a summary follows (else
+# the stubs of cleared results pile up and every later step resends them; benchmarks/bench_compact.py)
+CLEAR_ENOUGH_SHARE = 0.5
 
 ASK = """\
 Summarise this conversation so that you can continue the work from the summary alone; the

@@ -19,8 +19,8 @@ import msgspec
 
 from coder_ls.protocol.messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
-KEEP_LINES = 5  # first lines kept of what is cleared
-LINE_CHARS = 200  # of each of them at most
+KEEP_LINES = 3  # first lines kept of what is cleared
+LINE_CHARS = 120  # of each of them at most
 MIN_CHARS = 600  # shorter results are left as they are (the note would save nothing)
 MARK = "[cleared by compaction:"
 # what the engine and the agent write into user messages as outputs (engine/tasks.shell_message,

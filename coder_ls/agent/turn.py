@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from coder_ls.agent.compact import (
     AUTO_COMPACT_SHARE,
+    CLEAR_ENOUGH_SHARE,
     add_usage,
     apply_clear,
     apply_summary,
@@ -264,7 +265,7 @@ class Turn:
             return True
         share = 100 * used // self.context_limit
         cleared = apply_clear(self.turn, self.config.compact.keep_tool_results)
-        if cleared is not None and (cleared.tokens_after or 0) < threshold:
+        if cleared is not None and (cleared.tokens_after or 0) < CLEAR_ENOUGH_SHARE * self.context_limit:
             note = f"The context was {share}% full: {cleared.cleared} old tool results and outputs were cleared."
             self.turn.emit(Notice(message=note))
             return True

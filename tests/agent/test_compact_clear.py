@@ -52,8 +52,8 @@ def test_older_results_keep_their_first_lines_and_a_note_the_last_steps_stay_who
     after = results(got.messages)
     for n in range(4):
         text = after[f"toolu_{n}"].content
-        assert text.startswith("row 0 ") and "row 4 " in text and "row 5 " not in text
-        assert MARK in text and "195 more lines" in text
+        assert text.startswith("row 0 ") and "row 2 " in text and "row 3 " not in text
+        assert MARK in text and "197 more lines" in text
     assert after["toolu_4"].content == LONG and after["toolu_5"].content == LONG
     assert valid(got.messages) is None  # every tool_use still has its tool_result
     assert got.messages[0] == before[0]  # the user's words are never cut

@@ -20,13 +20,17 @@ def _read(call_id: str, path: str) -> dict:
 
 
 async def test_a_full_window_clears_old_tool_results_before_summarising(agent):
-    a = await agent(permissions="yolo", model="claude-haiku-4-5", compact={"keepToolResults": 1})
+    # a model the catalog does not know: its window is contextLimitTokens (20,000)
+    a = await agent(
+        permissions="yolo", model="claude-tiny-1", contextLimitTokens=20_000, compact={"keepToolResults": 1}
+    )
     (a.root / "big.txt").write_text(BIG)
     (a.root / "small.txt").write_text("tiny\n")
     a.fake.push(_read("toolu_big", "big.txt"), reply("Read it."))
     await a.turn("read big.txt")
-    # the next turn's first step reports a nearly full window (200k: 80% is the threshold)
-    a.fake.push({**_read("toolu_small", "small.txt"), "usage": {"input_tokens": 165_000, "output_tokens": 10}})
+    # the next turn's first step reports a nearly full window (80% is the threshold); clearing
+    # the big result (~12,000 tokens) brings it under half the window: no summary
+    a.fake.push({**_read("toolu_small", "small.txt"), "usage": {"input_tokens": 17_000, "output_tokens": 10}})
     a.fake.push(reply("Done."))
     result = await a.turn("now read small.txt")
     assert result["status"] == "completed", result
@@ -52,6 +56,24 @@ async def test_a_full_window_clears_old_tool_results_before_summarising(agent):
     await a.turn("and now?")
     after = requests(a.fake)[-1]
     assert "line 00599" not in all_text(after) and "cleared" in str(tool_results(after)["toolu_big"]["content"])
+
+
+async def test_a_clear_that_leaves_over_half_the_window_is_followed_by_a_summary(agent):
+    a = await agent(
+        permissions="yolo", model="claude-tiny-1", contextLimitTokens=20_000, compact={"keepToolResults": 1}
+    )
+    (a.root / "big.txt").write_text(BIG)
+    a.fake.push(_read("toolu_big", "big.txt"), reply("Read it."))
+    await a.turn("read big.txt")
+    a.fake.push({**_read("toolu_r", "README.md"), "usage": {"input_tokens": 19_500, "output_tokens": 10}})
+    a.fake.push(reply("- read big.txt and README.md"), reply("Done."))
+    result = await a.turn("now the readme, and keep this long request in mind: " + "detail " * 8000)
+    assert result["status"] == "completed", result
+    sent = requests(a.fake)
+    assert len(sent) == 5 and "Summarise this conversation" in all_text(sent[3])
+    assert "line 00599" not in all_text(sent[3])  # the summary was asked of the cleared conversation
+    levels = [e["level"] for e in a.s.events_of("contextCompacted")]
+    assert levels[-2:] == ["clear", "summary"]
 
 
 async def test_when_clearing_is_not_enough_the_model_summarises(agent):
