@@ -23,6 +23,7 @@ class ClientCaps(msgspec.Struct, frozen=True):
     resource_create: bool = False
     show_message_request: bool = False
     change_annotations: bool = False  # workspaceEdit.changeAnnotationSupport (edits reviewed in the editor)
+    show_document: bool = False  # window.showDocument.support (LSP 3.16)
 
 
 class OpenDocument(msgspec.Struct, frozen=True):
@@ -55,6 +56,11 @@ class Host(Protocol):
 
     def end_progress(self, submission_id: str, message: str) -> None:
         """`end` with `Done`, `Cancelled` or `Failed: ...`."""
+
+    async def show_document(self, path: Path) -> bool:
+        """Open `path` in the editor (`window/showDocument`); False when the client cannot
+        or did not."""
+        ...
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         """`/review`'s findings as diagnostics (source `coder`), replacing the previous
@@ -89,6 +95,9 @@ class NullHost:
 
     def open_document(self, path: Path) -> OpenDocument | None:
         return None
+
+    async def show_document(self, path: Path) -> bool:
+        return False
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         self.findings = list(findings)

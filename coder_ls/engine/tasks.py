@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from coder_ls.engine.checkpoints import UndoUnavailable, restore_to_head
 from coder_ls.engine.frame import Task, TaskContext
 from coder_ls.engine.gitops import NotAGitRepo
-from coder_ls.engine.iotasks import ContextTask, CostTask
+from coder_ls.engine.iotasks import ContextTask, CostTask, ExportTask
 from coder_ls.engine.sessions import UnknownSession
 from coder_ls.protocol.actions import (
     Action,
     ChangeModel,
     ChangePermissions,
     Compact,
+    ExportSession,
     ResetSession,
     ResumeSession,
     RunAgent,
@@ -74,6 +75,8 @@ def task_for(action: Action) -> Task:
             return ContextTask()
         case ShowCost():
             return CostTask()
+        case ExportSession():
+            return ExportTask(action)
 
 
 def shell_message(command: str, output: str, exit_code: int | None, *, cancelled: bool = False) -> Message:

@@ -107,6 +107,14 @@ class ShowCost(msgspec.Struct, frozen=True):
     """`/cost` (`/usage`): the session's tokens and their estimated price."""
 
 
+class ExportSession(msgspec.Struct, frozen=True):
+    """`/export [path] [--format md|jsonl] [--force]`."""
+
+    path: str = ""  # "" = .coder/exports/<sessionId>.<ext>
+    format: str = "md"  # md | jsonl
+    force: bool = False  # replace an existing file
+
+
 Action = (
     RunAgent
     | RunPromptCommand
@@ -121,6 +129,7 @@ Action = (
     | SideQuestion
     | ShowContext
     | ShowCost
+    | ExportSession
 )
 
 

@@ -230,6 +230,16 @@ class CostData(Tagged, tag="cost"):
     estimate: bool = True
 
 
+class ExportData(Tagged, tag="export"):
+    """`/export`: where the session was written (contract section 19)."""
+
+    path: str
+    format: Literal["md", "jsonl"]
+    bytes: int
+    images: list[str]  # files written beside it (`<stem>.files/`)
+    opened: bool  # the client opened it (window/showDocument)
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -248,6 +258,7 @@ Data = (
     | TaskList
     | ContextData
     | CostData
+    | ExportData
 )
 
 

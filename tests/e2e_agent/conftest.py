@@ -59,6 +59,7 @@ def reset_client(s: Session) -> None:
     s.events.clear()
     s.edits.clear()
     s.questions.clear()
+    s.client.shown_documents.clear()  # window/showDocument (pytest-lsp answers success)
     s.answer_question = lambda p: None
     s.answer_edit = lambda p: types.ApplyWorkspaceEditResult(applied=True)
 

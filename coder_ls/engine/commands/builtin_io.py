@@ -1,4 +1,5 @@
-"""The built-in output commands (contract section 19): `/context`, `/cost` and its alias `/usage`.
+"""The built-in output commands (contract section 19): `/context`, `/cost` and its alias
+`/usage`, `/export`, and `/compact --clear`.
 
 `/usage` is registered as an entry of its own calling `/cost`'s handler until the command
 model's `aliases` field (contract section 18) lands; it then becomes an alias of `/cost`.
@@ -6,9 +7,11 @@ model's `aliases` field (contract section 18) lands; it then becomes an alias of
 
 from __future__ import annotations
 
+import shlex
+
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.registry import Command
-from coder_ls.protocol.actions import CommandOutcome, Compact, ShowContext, ShowCost
+from coder_ls.protocol.actions import CommandOutcome, Compact, ExportSession, ShowContext, ShowCost
 
 
 def _no_args(name: str, args: str) -> CommandOutcome | None:
@@ -32,9 +35,46 @@ def compact_clear(keep_last: int, rest: str) -> CommandOutcome:
     return CommandOutcome(actions=[Compact(clear=True)])
 
 
+def _usage(message: str) -> CommandOutcome:
+    return CommandOutcome(error=message, error_code="invalid_argument")
+
+
+async def cmd_export(ctx: CommandContext, args: str) -> CommandOutcome:
+    """`/export [path] [--format md|jsonl] [--force]` (a path with spaces in quotes)."""
+    try:
+        words = shlex.split(args)
+    except ValueError as exc:
+        return _usage(f"/export: {exc}")
+    path, fmt, force = "", "", False
+    while words:
+        word = words.pop(0)
+        if word == "--force":
+            force = True
+        elif word == "--format" or word.startswith("--format="):
+            value = word.split("=", 1)[1] if "=" in word else (words.pop(0) if words else "")
+            if value not in ("md", "jsonl"):
+                return _usage(f"/export --format takes md or jsonl, got {value!r}")
+            fmt = value
+        elif word.startswith("--"):
+            return _usage(f"/export: unknown option {word!r} (--format md|jsonl, --force)")
+        elif path:
+            return _usage(f"/export takes one path, got {path!r} and {word!r}")
+        else:
+            path = word
+    if not fmt:
+        fmt = "jsonl" if path.endswith(".jsonl") else "md"
+    return CommandOutcome(actions=[ExportSession(path=path, format=fmt, force=force)])
+
+
 def io_commands() -> tuple[Command, ...]:
     return (
         Command("context", "Show what fills the model context, in tokens per part", "", cmd_context),
         Command("cost", "Show the session's tokens and their estimated price", "", cmd_cost),
         Command("usage", "Same as /cost", "", cmd_cost),
+        Command(
+            "export",
+            "Write the session to a file (Markdown or the raw log)",
+            "[path] [--format md|jsonl] [--force]",
+            cmd_export,
+        ),
     )

@@ -22,4 +22,5 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "context",
     "cost",
     "usage",
+    "export",
 )
