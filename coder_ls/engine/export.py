@@ -24,6 +24,7 @@ from coder_ls.protocol.messages import Message, TextBlock, ThinkingBlock, ToolRe
 from coder_ls.store import log as slog
 from coder_ls.store.timefmt import format_time
 
+EDIT_TEXTS = ("old_string", "new_string", "oldString", "newString")  # shown as the diff instead
 IMAGE_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 # an image stored by content hash (wt-in's `.coder/blobs/<hash>`): its bytes, or None
 BlobReader = Callable[[str], bytes | None]
@@ -88,7 +89,7 @@ def _blocks(
             case ToolUseBlock(id=cid, name=name, input=inp):
                 tools[cid] = name
                 diff = _edit_diff(inp) if name == "edit" else None
-                shown = {k: v for k, v in inp.items() if diff is None or k not in ("old_string", "new_string", "oldString", "newString")}
+                shown = {k: v for k, v in inp.items() if diff is None or k not in EDIT_TEXTS}
                 out.append(
                     f"**Tool call `{name}`** (`{cid}`)\n\n"
                     + _fence(json.dumps(shown, indent=2, ensure_ascii=False), "json")
