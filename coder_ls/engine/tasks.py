@@ -14,15 +14,18 @@ from coder_ls.engine.checkpoints import UndoUnavailable, restore_to_head
 from coder_ls.engine.frame import Task, TaskContext
 from coder_ls.engine.gitops import NotAGitRepo
 from coder_ls.engine.iotasks import ContextTask, CostTask, ExportTask
+from coder_ls.engine.rewind import DiffTurnTask, RewindTask
 from coder_ls.engine.sessions import UnknownSession
 from coder_ls.protocol.actions import (
     Action,
     ChangeModel,
     ChangePermissions,
     Compact,
+    DiffTurn,
     ExportSession,
     ResetSession,
     ResumeSession,
+    Rewind,
     RunAgent,
     RunPromptCommand,
     RunShell,
@@ -77,6 +80,10 @@ def task_for(action: Action) -> Task:
             return CostTask()
         case ExportSession():
             return ExportTask(action)
+        case DiffTurn():
+            return DiffTurnTask(action)
+        case Rewind():
+            return RewindTask(action)
 
 
 def shell_message(command: str, output: str, exit_code: int | None, *, cancelled: bool = False) -> Message:

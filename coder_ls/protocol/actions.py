@@ -115,6 +115,20 @@ class ExportSession(msgspec.Struct, frozen=True):
     force: bool = False  # replace an existing file
 
 
+class DiffTurn(msgspec.Struct, frozen=True):
+    """`/diff turn [N]`: what submission N (None: the last) changed."""
+
+    index: int | None = None
+
+
+class Rewind(msgspec.Struct, frozen=True):
+    """`/rewind [N] [--code|--conversation|--both]`; no index: the list."""
+
+    index: int | None = None
+    code: bool = True
+    conversation: bool = True
+
+
 Action = (
     RunAgent
     | RunPromptCommand
@@ -130,6 +144,8 @@ Action = (
     | ShowContext
     | ShowCost
     | ExportSession
+    | DiffTurn
+    | Rewind
 )
 
 

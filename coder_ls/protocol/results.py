@@ -105,6 +105,9 @@ class DiffData(Tagged, tag="diff"):
     stat: str
     diff: str
     files: list[str]
+    # `/diff turn [N]` (contract section 19): the submission shown
+    submission: int | None = None
+    submission_id: str | None = None
 
 
 class UndoData(Tagged, tag="undo"):
@@ -240,6 +243,27 @@ class ExportData(Tagged, tag="export"):
     opened: bool  # the client opened it (window/showDocument)
 
 
+class SubmissionInfo(msgspec.Struct, rename="camel", kw_only=True):
+    index: int
+    submission_id: str
+    time: str  # in the configured timezone
+    text: str  # its first line
+    files: list[str]  # the paths it changed (from the undo records)
+
+
+class RewindData(Tagged, tag="rewind"):
+    """`/rewind` (contract section 19): the list, or what `/rewind N` restored."""
+
+    submissions: list[SubmissionInfo]
+    index: int | None = None  # the submission rewound to (before it)
+    code: bool = False
+    conversation: bool = False
+    restored: list[str] = msgspec.field(default_factory=list)
+    removed: list[str] = msgspec.field(default_factory=list)
+    conflicts: list[str] = msgspec.field(default_factory=list)
+    messages_dropped: int = 0  # model-context messages cut (still in the log and in /export)
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -259,6 +283,7 @@ Data = (
     | ContextData
     | CostData
     | ExportData
+    | RewindData
 )
 
 

@@ -11,7 +11,7 @@ import shlex
 
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.registry import Command
-from coder_ls.protocol.actions import CommandOutcome, Compact, ExportSession, ShowContext, ShowCost
+from coder_ls.protocol.actions import CommandOutcome, Compact, DiffTurn, ExportSession, Rewind, ShowContext, ShowCost
 
 
 def _no_args(name: str, args: str) -> CommandOutcome | None:
@@ -66,6 +66,33 @@ async def cmd_export(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(actions=[ExportSession(path=path, format=fmt, force=force)])
 
 
+def diff_turn(args: str) -> CommandOutcome:
+    """`/diff turn [N]`: what submission N (default: the last) changed."""
+    words = args.split()[1:]
+    if len(words) > 1 or (words and not (words[0].isdigit() and int(words[0]) > 0)):
+        return _usage(f"/diff turn takes a submission number (see /rewind), got {' '.join(words)!r}")
+    return CommandOutcome(actions=[DiffTurn(index=int(words[0]) if words else None)])
+
+
+async def cmd_rewind(ctx: CommandContext, args: str) -> CommandOutcome:
+    """`/rewind` lists; `/rewind N [--code|--conversation|--both]` goes back to before N."""
+    index: int | None = None
+    mode = ""
+    for word in args.split():
+        if word in ("--code", "--conversation", "--both"):
+            if mode and mode != word:
+                return _usage("/rewind takes one of --code, --conversation, --both")
+            mode = word
+        elif word.isdigit() and int(word) > 0 and index is None:
+            index = int(word)
+        else:
+            return _usage(f"/rewind [N] [--code|--conversation|--both]: unexpected {word!r}")
+    if index is None and mode:
+        return _usage(f"/rewind {mode} needs a submission number (see /rewind)")
+    code, conversation = mode in ("", "--both", "--code"), mode in ("", "--both", "--conversation")
+    return CommandOutcome(actions=[Rewind(index=index, code=code, conversation=conversation)])
+
+
 def io_commands() -> tuple[Command, ...]:
     return (
         Command("context", "Show what fills the model context, in tokens per part", "", cmd_context),
@@ -76,5 +103,11 @@ def io_commands() -> tuple[Command, ...]:
             "Write the session to a file (Markdown or the raw log)",
             "[path] [--format md|jsonl] [--force]",
             cmd_export,
+        ),
+        Command(
+            "rewind",
+            "List this session's submissions, or go back to before one (code, conversation or both)",
+            "[N] [--code|--conversation|--both]",
+            cmd_rewind,
         ),
     )

@@ -23,4 +23,5 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "cost",
     "usage",
     "export",
+    "rewind",
 )
