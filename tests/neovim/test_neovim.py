@@ -567,3 +567,12 @@ def test_statusline_helper_shows_the_context_share(nvim: str, workspace: Path) -
     assert data["kind"] == "context" and data["source"] == "api" and data["total"] in counted
     assert r["after_context"] == f"ctx {round(100 * data['total'] / data['window'])}%"
     assert r["status"] == "coder: idle"
+
+
+def test_diff_turn_opens_a_diff_buffer(nvim: str, workspace: Path) -> None:
+    """`:Coder /diff turn` after a `!` command: its change (a shell side effect, from the undo
+    records) in a read-only `diff` buffer shown in a window."""
+    r = run_scenario(nvim, "diff_turn", workspace)
+    check(r)
+    assert r["filetype"] == "diff" and r["shown"] is True and r["modifiable"] is False
+    assert "diff --git a/a.txt b/a.txt" in r["lines"] and "+changed-by-shell" in r["lines"], r["lines"]

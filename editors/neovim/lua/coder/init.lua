@@ -672,6 +672,7 @@ function M.report(res)
     return
   end
   pcall(transcript.on_result, res)
+  pcall(require('coder.diffview').show, res) -- `/diff turn`: a diff buffer
   if res.mode == 'error' then
     local msg = (res.error and res.error.message) or res.reply or 'failed'
     vim.notify('coder: ' .. tostring(msg), vim.log.levels.ERROR)
