@@ -341,6 +341,11 @@ class Checkpoints:
             patch = await self._git("diff", *flags, rec.before, rec.after, "--", *rec.paths, literal=True)
         return stat.text.rstrip("\n"), patch.text
 
+    async def show(self, commit: str, rel: str) -> bytes | None:
+        """The bytes `rel` had in snapshot `commit`, None when it was not there."""
+        run = await self._git("cat-file", "blob", f"{commit}:{rel}", check=False, literal=True)
+        return run.stdout if run.returncode == 0 else None
+
     def records(self) -> list[Record]:
         """Every record kept, undone ones too, oldest first (`/rewind`, `/diff turn`)."""
         return [] if self.unavailable is not None else list(self._load().records)

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coder_ls.engine.checkpoints import UndoUnavailable
+from coder_ls.engine.checkpoints import Checkpoints, UndoUnavailable
 from coder_ls.engine.frame import TaskContext
 from coder_ls.protocol.actions import DiffTurn, Rewind
-from coder_ls.protocol.results import DiffData, RewindData, SubmissionInfo
+from coder_ls.protocol.results import DiffData, FileChange, RewindData, SubmissionInfo
 from coder_ls.store import log as slog
 from coder_ls.store.submissions import LoggedSubmission, context_before, list_submissions
 from coder_ls.store.timefmt import format_time
 
+CHANGE_FILES = 50  # files of `/diff turn` sent whole for a diff editor, at most
+CHANGE_BYTES = 512 * 1024  # ... each side of each at most (larger or binary: the unified diff only)
 REWIND_NOTE = (
     "The user rewound the conversation to before their submission {index} with /rewind: what "
     "came after it is no longer part of this conversation."
@@ -60,6 +62,17 @@ def _pick(subs: list[LoggedSubmission], index: int | None, what: str) -> LoggedS
     return subs[index - 1]
 
 
+async def _changes(checkpoints: Checkpoints, before: str, after: str, files: list[str]) -> list[FileChange]:
+    out: list[FileChange] = []
+    for rel in files[:CHANGE_FILES]:
+        sides = [await checkpoints.show(before, rel), await checkpoints.show(after, rel)]
+        if any(s is not None and (len(s) > CHANGE_BYTES or b"\0" in s[:8192]) for s in sides):
+            continue
+        text = [s.decode("utf-8", errors="replace") if s is not None else None for s in sides]
+        out.append(FileChange(path=rel, before=text[0], after=text[1]))
+    return out
+
+
 @dataclass
 class DiffTurnTask:
     action: DiffTurn
@@ -87,8 +100,9 @@ class DiffTurnTask:
         undone = " (since undone)" if all(r.undone for r in records) else ""
         stat, patch = "\n".join(stats), "".join(patches)
         b.reply = f"Submission {picked.index} ({picked.text}){undone}:\n{stat}\n\n{patch}".rstrip()
+        changes = await _changes(ctx.engine.checkpoints, records[0].before, records[-1].after, files)
         b.data = DiffData(stat=stat, diff=patch, files=files, submission=picked.index,
-                          submission_id=picked.submission_id)  # fmt: skip
+                          submission_id=picked.submission_id, changes=changes)  # fmt: skip
 
 
 @dataclass

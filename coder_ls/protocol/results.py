@@ -101,6 +101,14 @@ class PermissionsData(Tagged, tag="permissions"):
     rules: list[RuleInfo]
 
 
+class FileChange(msgspec.Struct, rename="camel", kw_only=True):
+    """One file of `/diff turn`, whole, for a client's diff editor (text files only)."""
+
+    path: str
+    before: str | None  # None: it did not exist
+    after: str | None  # None: it was removed
+
+
 class DiffData(Tagged, tag="diff"):
     stat: str
     diff: str
@@ -108,6 +116,7 @@ class DiffData(Tagged, tag="diff"):
     # `/diff turn [N]` (contract section 19): the submission shown
     submission: int | None = None
     submission_id: str | None = None
+    changes: list[FileChange] | None = None  # `/diff turn`: the text files before and after
 
 
 class UndoData(Tagged, tag="undo"):

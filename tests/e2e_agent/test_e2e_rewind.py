@@ -48,6 +48,9 @@ async def test_diff_turn_shows_what_one_submission_changed_shell_side_effects_in
         and "two-diff.txt" not in first["data"]["diff"]
     )
     assert "diff --git a/one.txt b/one.txt" in first["data"]["diff"]  # a unified diff the clients can show
+    changes = {c["path"]: c for c in first["data"]["changes"]}  # and each file whole, for a diff editor
+    assert changes["one.txt"]["before"] is None and changes["one.txt"]["after"] == "ONE diff\n"
+    assert changes["README.md"]["after"] == changes["README.md"]["before"] + "SIDE diff\n"
     whole = await a.s.execute("coder.input", {"text": "/diff"})  # still the workspace diff
     assert "three-diff.txt" in whole["reply"] and whole["data"].get("submission") is None
     for bad in ("turn 9", "turn x", "turn 1 2", "turn 0"):

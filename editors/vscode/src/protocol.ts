@@ -40,7 +40,7 @@ export type ResultData =
   | { kind: 'resumed'; session: SessionInfo; messageCount: number }
   | { kind: 'model'; current: string; provider: string; models: ModelInfo[] }
   | { kind: 'permissions'; preset: string; presets: string[]; rules: unknown[] }
-  | { kind: 'diff'; stat: string; diff: string; files: string[] }
+  | { kind: 'diff'; stat: string; diff: string; files: string[]; submission?: number | null; changes?: { path: string; before: string | null; after: string | null }[] | null }
   | { kind: 'undo'; restored: string[]; removed: string[]; submissionId?: string | null }
   | { kind: 'session'; session: SessionInfo; previousSessionId?: string | null }
   | { kind: 'interrupt'; cancelledSubmissions: string[] }
