@@ -133,3 +133,16 @@ async def test_rewind_arguments(agent):
     for bad in ("/rewind 1", "/rewind --code", "/rewind 1 --code --conversation", "/rewind x"):
         r = await a.s.execute("coder.input", {"text": bad})
         assert r["status"] == "failed" and r["error"]["code"] in ("unknown_submission", "invalid_argument"), (bad, r)
+
+
+async def test_another_session_cannot_rewind_or_diff_this_ones_submissions(agent):
+    a = await agent(permissions="yolo", workflow={"autoVerifyAfterEdit": False})
+    a.fake.push(_write("toolu_i1", "mine-only.txt", "MINE\n"), reply("done"))
+    await a.turn("make mine-only.txt")
+    await a.s.execute("coder.new", {})  # another session in the same workspace
+    listed = await a.s.execute("coder.rewind", {})
+    assert listed["data"]["submissions"] == []
+    for text in ("/rewind 1", "/rewind 1 --code", "/diff turn 1", "/diff turn"):
+        r = await a.s.execute("coder.input", {"text": text})
+        assert r["status"] == "failed" and r["error"]["code"] == "unknown_submission", (text, r)
+    assert (a.root / "mine-only.txt").read_text() == "MINE\n"
