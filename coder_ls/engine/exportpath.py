@@ -50,12 +50,25 @@ def _inside(path: Path, top: Path) -> bool:
     return os.path.commonpath([str(path), str(top)]) == str(top)
 
 
+def _default(real_root: Path, name: str) -> Target | Refused:
+    """`.coder/exports/<name>`: ours, replaced each time, but a cloned repository can ship
+    `.coder/exports` as a symlink (to `.git/hooks`, out of the workspace): refused, as is a
+    symlink at the name."""
+    folder = real_root / EXPORTS
+    if os.path.lexists(folder) and Path(os.path.realpath(folder)) != folder:
+        return Refused("export_refused", f"/export will not write through {EXPORTS}: it is a symbolic link.")
+    path = folder / name
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isfile(path)):
+        return Refused("export_refused", f"/export will not replace {EXPORTS / name}: not a regular file.")
+    return Target(path=path, root=real_root, default=True)
+
+
 def resolve(
     root: Path, session_id: str, arg: str, ext: str, *, origin: str, force: bool, home: Path
 ) -> Target | Refused:
     real_root = Path(os.path.realpath(root))
     if not arg:
-        return Target(path=real_root / EXPORTS / f"{session_id}.{ext}", root=real_root, default=True)
+        return _default(real_root, f"{session_id}.{ext}")
     given = Path(os.path.expanduser(arg)) if arg.startswith("~/") else Path(arg)
     absolute = Path(os.path.abspath(given if given.is_absolute() else root / given))
     if absolute.name in ("", ".", ".."):

@@ -123,3 +123,24 @@ async def test_export_under_the_home_only_when_typed_and_never_into_dotfiles(tmp
                 assert refused["error"]["code"] == "export_refused", (path, refused)
     assert (home / ".bashrc").read_text() == "# mine\n" and not (home / ".ssh").exists()
     assert os.listdir(home / "docs") == ["session.md"]
+
+
+async def test_a_shipped_exports_symlink_is_not_followed(agent):
+    """A cloned repository can carry `.coder/exports` as a symlink (git stores links)."""
+    a = await agent()
+    a.fake.push(reply("hi"))
+    await a.turn("hello")
+    exports = a.root / ".coder" / "exports"
+    if exports.exists() and not exports.is_symlink():
+        for f in exports.iterdir():
+            f.unlink()
+        exports.rmdir()
+    hooks = a.root / ".git" / "hooks"
+    exports.symlink_to(hooks, target_is_directory=True)
+    try:
+        before = sorted(p.name for p in hooks.iterdir())
+        result = await a.s.execute("coder.input", {"text": "/export"})
+        assert result["status"] == "failed" and result["error"]["code"] == "export_refused", result
+        assert sorted(p.name for p in hooks.iterdir()) == before
+    finally:
+        exports.unlink()
