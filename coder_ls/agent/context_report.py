@@ -28,6 +28,7 @@ from coder_ls.llm.base import ProviderError, ProviderRequest, ToolSpec
 from coder_ls.protocol.events import ContextUsage
 from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.protocol.results import ContextData, ContextPart
+from coder_ls.store.log import answer_tool_calls
 
 if TYPE_CHECKING:
     from coder_ls.agent.runner import Agent
@@ -157,7 +158,9 @@ def pieces(agent: Agent, ctx: TurnContext, model: str) -> Pieces:
         tools=[s for s in specs if s.name != AGENTS_TOOL and not s.name.startswith(MCP_PREFIX)],
         agents=[s for s in specs if s.name == AGENTS_TOOL],
         mcp=[s for s in specs if s.name.startswith(MCP_PREFIX)],
-        messages=merge_roles(ctx.session.context),
+        # during a turn the context can end with tool calls whose results are not in yet: each
+        # gets a stand-in result (else the API refuses the count request)
+        messages=merge_roles(answer_tool_calls(list(ctx.session.context))),
     )
 
 

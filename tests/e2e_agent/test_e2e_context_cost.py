@@ -42,7 +42,7 @@ async def test_context_after_a_tool_loop_sends_a_valid_count_request(agent):
     await a.turn("list the files")
     result = await a.s.execute("coder.context", {})
     assert result["status"] == "completed", result
-    full = [r for r in a.fake.count_requests if r.body.get("tools")]
+    full = [r for r in a.fake.count_requests if r.body.get("tools") and r.body.get("system")]  # the whole request
     kinds = [b["type"] for m in full[-1].body["messages"] for b in m["content"]]
     assert "tool_use" in kinds and "tool_result" in kinds
     assert not any(k in r.body for r in a.fake.count_requests for k in ("max_tokens", "stream"))
@@ -128,3 +128,28 @@ async def test_context_and_cost_take_no_argument(agent):
         result = await a.s.execute("coder.input", {"text": f"/{name} everything"})
         assert result["status"] == "failed" and result["error"]["code"] == "invalid_argument", result
     assert a.fake.count_requests == []
+
+
+async def test_context_while_a_tool_call_waits_for_approval_still_counts_through_the_api(agent):
+    """The context then ends with a tool call that has no result yet: the count request must
+    still be one the API accepts (the strict fake refuses an unanswered tool_use)."""
+    import asyncio
+
+    a = await agent(permissions="strict")
+    release = asyncio.Event()
+
+    async def later(params):
+        await release.wait()
+        return "Deny"
+
+    a.s.answer_question = later
+    a.fake.push({"toolCalls": [{"id": "toolu_wait", "name": "bash", "input": {"command": "touch x"}}]})
+    a.fake.push(reply("Not allowed, fine."))
+    turn = asyncio.ensure_future(a.turn("touch x"))
+    await a.s.wait_for(lambda: a.s.questions, timeout=30)
+    result = await a.s.execute("coder.context", {})
+    release.set()
+    assert (await turn)["status"] == "completed"
+    assert result["status"] == "completed" and result["data"]["source"] == "api", result
+    full = [r for r in a.fake.count_requests if r.body.get("tools") and r.body.get("system")]
+    assert "toolu_wait" in str(full[-1].body["messages"])
