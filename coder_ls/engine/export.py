@@ -3,7 +3,8 @@
 Markdown follows the log, not the model context: everything the session did stays readable,
 also what `/compact`, `/clear` or `/rewind` took out of the context (they show as markers).
 Messages, tool calls with their inputs and results, the `edit` tool's change as a diff, `!cmd`
-output, and images: an image block (whatever layer defines it; tagged "image" on the wire)
+output (and, added by the task, what each submission changed in the files, from the undo
+records), and images: an image block (whatever layer defines it; tagged "image" on the wire)
 is written as a file beside the export and linked. Secrets are redacted from all of it by the
 one redaction (`engine/redact.py`) as in the server's logs.
 """
@@ -35,7 +36,7 @@ class Rendered(msgspec.Struct):
     images: dict[str, bytes]  # file name (beside the export, in its `<stem>.files/` folder) -> bytes
 
 
-def _fence(text: str, lang: str = "") -> str:
+def fence(text: str, lang: str = "") -> str:
     ticks = "```"
     while ticks in text:
         ticks += "`"
@@ -92,14 +93,14 @@ def _blocks(
                 shown = {k: v for k, v in inp.items() if diff is None or k not in EDIT_TEXTS}
                 out.append(
                     f"**Tool call `{name}`** (`{cid}`)\n\n"
-                    + _fence(json.dumps(shown, indent=2, ensure_ascii=False), "json")
+                    + fence(json.dumps(shown, indent=2, ensure_ascii=False), "json")
                 )
                 if diff:
-                    out.append(_fence(diff, "diff"))
+                    out.append(fence(diff, "diff"))
             case ToolResultBlock(tool_use_id=cid, content=content, is_error=is_error):
                 label = "error" if is_error else "result"
                 out.append(
-                    f"**Tool {label}** (`{tools.get(cid, 'tool')}`, `{cid}`)\n\n" + _fence(content or "(no output)")
+                    f"**Tool {label}** (`{tools.get(cid, 'tool')}`, `{cid}`)\n\n" + fence(content or "(no output)")
                 )
             case _:
                 out.append(_image(block, blobs, files, dir_name))
@@ -123,7 +124,7 @@ def to_markdown(loaded: slog.LoadedSession, tz: str, dir_name: str, blobs: BlobR
                     parts.append(f"## {who} · {format_time(ts, tz)[1]}\n\n" + "\n\n".join(body))
             case slog.ShellEntry(command=command, output=output, exit_code=code):
                 status = f"exit code {code}" if code is not None else "killed or timed out"
-                parts.append(f"## Shell: `{command}` ({status})\n\n" + _fence(output or "(no output)"))
+                parts.append(f"## Shell: `{command}` ({status})\n\n" + fence(output or "(no output)"))
             case slog.CompactionEntry(summary=summary):
                 parts.append(
                     "---\n\n*The context was compacted here; from now on the model saw:*\n\n"

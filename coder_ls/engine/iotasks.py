@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from coder_ls.engine.export import BlobReader, to_jsonl, to_markdown
+from coder_ls.engine.export import BlobReader, fence, to_jsonl, to_markdown
 from coder_ls.engine.exportpath import Refused, origin_of, resolve
 from coder_ls.engine.frame import TaskContext
 from coder_ls.engine.redact import Redactor
@@ -20,6 +20,7 @@ from coder_ls.protocol.actions import ExportSession
 from coder_ls.protocol.results import ExportData
 from coder_ls.saferead import UnreadableFile, read_regular_file
 from coder_ls.store import log as slog
+from coder_ls.store.submissions import list_submissions
 
 MAX_IMAGE_BYTES = 32 * 1024 * 1024
 
@@ -79,7 +80,7 @@ class ExportTask:
             text = to_jsonl(loaded)
         else:
             rendered = to_markdown(loaded, ctx.engine.config.timezone, files_dir, self._blob_reader(ctx))
-            text, images = rendered.text, rendered.images
+            text, images = rendered.text + await self._changes(ctx, loaded), rendered.images
         data = redactor.text(text).encode()
         try:
             write_atomic(target.path, data, root=target.root)
@@ -93,6 +94,19 @@ class ExportTask:
                             images=[f"{files_dir}/{n}" for n in images], opened=opened)  # fmt: skip
         extra = f" and {len(images)} image(s) in {files_dir}/" if images else ""
         b.reply = f"Exported the session to {target.path}{extra} ({len(data):,} bytes; secrets redacted)."
+
+    @staticmethod
+    async def _changes(ctx: TaskContext, loaded: slog.LoadedSession) -> str:
+        """What each submission changed in the files, from the undo records (shell side
+        effects included): the diffs the messages alone do not show."""
+        records = ctx.engine.checkpoints.records()
+        parts = []
+        for sub in list_submissions(loaded):
+            for rec in (r for r in records if r.submission_id == sub.submission_id):
+                _, patch = await ctx.engine.checkpoints.record_diff(rec)
+                undone = " (since undone)" if rec.undone else ""
+                parts.append(f"### Submission {sub.index}: {sub.text}{undone}\n\n{fence(patch, 'diff')}")
+        return "\n## Files changed by each submission\n\n" + "\n\n".join(parts) + "\n" if parts else ""
 
     @staticmethod
     def _blob_reader(ctx: TaskContext) -> BlobReader:

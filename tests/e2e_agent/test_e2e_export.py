@@ -46,6 +46,8 @@ async def test_export_writes_markdown_under_coder_exports_and_opens_it(agent):
     assert "alpha" in text  # the read's result
     assert "```diff" in text and "-beta" in text and "+GAMMA" in text  # the edit as a diff
     assert "Changed beta to GAMMA" in text
+    changes = text.split("## Files changed by each submission", 1)[1]  # from the undo records
+    assert "### Submission 1: change beta in notes.txt" in changes and "+GAMMA" in changes
     assert "test-key" not in text and "[redacted: ANTHROPIC_API_KEY]" in text  # as in the logs
     assert data["opened"] is True and [d.uri for d in a.s.client.shown_documents] == [path.as_uri()]
     again = await a.s.execute("coder.export", {})  # the default file is ours: replaced each time
