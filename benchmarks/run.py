@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_agent
 import bench_bash_step
 import bench_commands
+import bench_compact
 import bench_first_turn
 import bench_init
 import bench_references
@@ -38,6 +39,7 @@ MODULES = [
     bench_first_turn,
     bench_scale,
     bench_references,
+    bench_compact,
 ]
 
 

@@ -26,10 +26,12 @@ SERVER = [sys.executable, "-m", "coder_ls"]
 
 
 def full_caps(
-    *, progress: bool = True, document_changes: bool = True, apply_edit: bool = True
+    *, progress: bool = True, document_changes: bool = True, apply_edit: bool = True, show_document: bool = True
 ) -> types.ClientCapabilities:
     return types.ClientCapabilities(
-        window=types.WindowClientCapabilities(work_done_progress=progress),
+        window=types.WindowClientCapabilities(
+            work_done_progress=progress, show_document=types.ShowDocumentClientCapabilities(support=show_document)
+        ),
         workspace=types.WorkspaceClientCapabilities(
             apply_edit=apply_edit,
             workspace_edit=types.WorkspaceEditClientCapabilities(

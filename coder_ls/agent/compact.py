@@ -1,23 +1,31 @@
 """Compaction: the model summarises the conversation, and the summary replaces it.
 
 `/compact [instructions]` does it on request; a turn does it by itself before a step
-when the last step used most of the model's context window.
+when the last step used most of the model's context window, in levels: first it clears old
+tool results (`compact_clear.py`, no model call), and asks for a summary only when the
+context is still over the threshold. `/compact --clear` runs the first level alone.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+from coder_ls.agent.compact_clear import clear_old, estimate_tokens, is_note, note_text
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.streaming import watched
 from coder_ls.agent.tools import ToolSpec
 from coder_ls.engine.agent_api import TurnContext
+from coder_ls.engine.usage import SessionUsage, Tokens
 from coder_ls.hooks.records import PreCompact
-from coder_ls.llm.base import Provider, ProviderRequest, Restart, TextDelta
+from coder_ls.llm.base import Provider, ProviderRequest, Restart, TextDelta, Usage
 from coder_ls.protocol.events import ContextCompacted
 from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock
+from coder_ls.protocol.results import CompactedData
 
 AUTO_COMPACT_SHARE = 0.8  # compact before a step when the last one used this much of the window
+# a clear that leaves more than this share of the window is not enough: a summary follows (else
+# the stubs of cleared results pile up and every later step resends them; benchmarks/bench_compact.py)
+CLEAR_ENOUGH_SHARE = 0.5
 
 ASK = """\
 Summarise this conversation so that you can continue the work from the summary alone; the
@@ -29,6 +37,12 @@ conversation itself will be dropped. Do not call tools. Include:
 Be complete but terse: lists, not prose."""
 
 HEADER = "This session was compacted; the conversation so far is summarised here:\n\n"
+
+
+def add_usage(ctx: TurnContext, model: str, usage: Usage) -> None:
+    """Add a model response's tokens to the session's tally (`/cost`)."""
+    tokens = Tokens(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
+    ctx.session.extension(SessionUsage, SessionUsage).add(ctx.submission_id, model, tokens)
 
 
 def summary_text(summary: str) -> str:
@@ -85,6 +99,8 @@ async def summarise(
             parts.append(item.text)
         elif isinstance(item, Restart):  # the stream was retried: its partial text is void
             parts.clear()
+        elif isinstance(item, Usage):
+            add_usage(ctx, model, item)
     return "".join(parts).strip()
 
 
@@ -104,17 +120,49 @@ def split_exchanges(messages: list[Message], keep_last: int) -> tuple[list[Messa
     return list(messages[:cut]), list(messages[cut:])
 
 
-def apply_summary(ctx: TurnContext, summary: str, kept: list[Message] | None = None) -> int:
-    """Replace the session's context with the summary (then `kept`, verbatim); returns how
-    many messages the summary replaced."""
+def tokens_around(reported: int, old: list[Message], new: list[Message]) -> tuple[int, int]:
+    """(tokens before, tokens after) a compaction that turned `old` into `new`: before is what
+    the last response reported, or the estimate of `old` when larger (what came after that
+    response, such as tool results, is not in its figure); after is that less the estimated
+    difference (the system prompt and tools, in `reported`, stay)."""
+    before_estimate = estimate_tokens(old)
+    before = max(reported, before_estimate)
+    return before, max(0, before - before_estimate + estimate_tokens(new))
+
+
+def apply_summary(ctx: TurnContext, summary: str, kept: list[Message] | None = None) -> CompactedData:
+    """Replace the session's context with the summary (then `kept`, verbatim)."""
     from coder_ls.agent.skills import UsedSkills
     from coder_ls.agent.tools.todos import format_todos
 
     session = ctx.session
+    old, reported = list(session.context), session.last_context_tokens
     before = len(session.context) - len(kept or [])
     text = summary_text(summary) + session.extension(UsedSkills, UsedSkills).note()
     if session.todos:  # the list lives on in the session: the model keeps seeing it
         text += f"\n\n# The todo list (todoRead and todoWrite still work on it)\n{format_todos(session.todos)}"
     session.compact(text, kept)
-    ctx.emit(ContextCompacted(summary=text, messages_before=before))
-    return before
+    tokens_before, tokens_after = tokens_around(reported, old, session.context)
+    ctx.emit(ContextCompacted(summary=text, messages_before=before, level="summary", tokens_before=tokens_before,
+                              tokens_after=tokens_after))  # fmt: skip
+    return CompactedData(summary=summary, messages_before=before, level="summary", tokens_before=tokens_before,
+                         tokens_after=tokens_after)  # fmt: skip
+
+
+def apply_clear(ctx: TurnContext, keep: int) -> CompactedData | None:
+    """The first level: clear what is older than the last `keep` tool steps (no model call);
+    None when there is nothing to clear. The cleared conversation is logged as a compaction
+    whose kept messages are all of it, after a note (an earlier note is replaced)."""
+    session = ctx.session
+    old, reported = list(session.context), session.last_context_tokens
+    messages = old[1:] if old and is_note(old[0]) else old
+    cleared = clear_old(messages, keep)
+    if not cleared.count:
+        return None
+    note = note_text(cleared.count)
+    session.compact(note, cleared.messages)
+    tokens_before, tokens_after = tokens_around(reported, old, session.context)
+    ctx.emit(ContextCompacted(summary=note, messages_before=len(old), level="clear", tokens_before=tokens_before,
+                              tokens_after=tokens_after))  # fmt: skip
+    return CompactedData(summary=note, messages_before=len(old), level="clear", tokens_before=tokens_before,
+                         tokens_after=tokens_after, cleared=cleared.count)  # fmt: skip

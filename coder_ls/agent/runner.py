@@ -21,7 +21,7 @@ from coder_ls.engine.agent_api import SkillInfo, TurnContext
 from coder_ls.hooks.settings import specs_of
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.config import Config
-from coder_ls.protocol.results import CompactedData, ModelData
+from coder_ls.protocol.results import ModelData
 
 if TYPE_CHECKING:
     from coder_ls.agent.instructions import ProjectInstructions
@@ -223,11 +223,28 @@ class Agent:
         b.reply = text or "(no answer)"
         b.data = usage
 
-    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0) -> None:
-        from coder_ls.agent.compact import apply_summary, split_exchanges, summarise
+    async def context_report(self, ctx: TurnContext) -> None:
+        from coder_ls.agent.context_report import context_report
+
+        await context_report(self, ctx)
+
+    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0, clear: bool = False) -> None:
+        from coder_ls.agent.compact import apply_clear, apply_summary, split_exchanges, summarise
         from coder_ls.llm.base import ProviderError
 
         b = ctx.result
+        if clear:  # the first level alone: no model call
+            keep = ctx.config().compact.keep_tool_results
+            cleared = apply_clear(ctx, keep)
+            if cleared is None:
+                b.reply = f"Nothing to clear: no long tool result or output is older than the last {keep} tool step(s)."
+                return
+            b.reply = (
+                f"Compacted (level clear): {cleared.cleared} old tool results and outputs cleared, "
+                f"{cleared.tokens_before:,} → {cleared.tokens_after:,} tokens (estimated)."
+            )
+            b.data = cleared
+            return
         older, kept = split_exchanges(list(ctx.session.context), keep_last)
         if not older:
             b.reply = f"Nothing to compact: the context is no more than the last {keep_last} exchange(s)."
@@ -244,7 +261,10 @@ class Agent:
         if not summary:
             b.fail("empty_summary", "The model returned no summary; the context was kept as it was.")
             return
-        before = apply_summary(ctx, summary, kept)
+        done = apply_summary(ctx, summary, kept)
         kept_note = f"; kept the last {keep_last} exchange(s) ({len(kept)} messages)" if kept else ""
-        b.reply = f"Compacted {before} messages into a summary{kept_note}.\n\n{summary}"
-        b.data = CompactedData(summary=summary, messages_before=before)
+        b.reply = (
+            f"Compacted {done.messages_before} messages into a summary (level summary, "
+            f"{done.tokens_before:,} → {done.tokens_after:,} tokens){kept_note}.\n\n{summary}"
+        )
+        b.data = done

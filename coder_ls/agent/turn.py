@@ -13,7 +13,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coder_ls.agent.compact import AUTO_COMPACT_SHARE, apply_summary, merge_roles, summarise
+from coder_ls.agent.compact import (
+    AUTO_COMPACT_SHARE,
+    CLEAR_ENOUGH_SHARE,
+    add_usage,
+    apply_clear,
+    apply_summary,
+    merge_roles,
+    summarise,
+)
 from coder_ls.agent.complexity import TODO_REMINDER, is_complex
 from coder_ls.agent.hooksite import HookSites
 from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
@@ -278,10 +286,18 @@ class Turn:
         return text, calls
 
     async def maybe_compact(self) -> bool:
-        """Before a step: when the last one used most of the window, summarise first.
+        """Before a step: when the last one used most of the window, compact first: clear old
+        tool results (no model call), and summarise only when that was not enough.
         False when the summary request failed (the builder says why; the turn ends)."""
         used = self.session.last_context_tokens
-        if used < AUTO_COMPACT_SHARE * self.context_limit or len(self.session.context) < 3:
+        threshold = AUTO_COMPACT_SHARE * self.context_limit
+        if used < threshold or len(self.session.context) < 3:
+            return True
+        share = 100 * used // self.context_limit
+        cleared = apply_clear(self.turn, self.config.compact.keep_tool_results)
+        if cleared is not None and (cleared.tokens_after or 0) < CLEAR_ENOUGH_SHARE * self.context_limit:
+            note = f"The context was {share}% full: {cleared.cleared} old tool results and outputs were cleared."
+            self.turn.emit(Notice(message=note))
             return True
         try:
             summary = await summarise(
@@ -294,9 +310,12 @@ class Turn:
             return False
         if not summary:
             return True
-        before = apply_summary(self.turn, summary + "\n\nContinue with the current step.")
-        share = 100 * used // self.context_limit
-        self.turn.emit(Notice(message=f"The context was {share}% full: {before} messages were compacted."))
+        if cleared is not None:  # the summary is of the cleared conversation: from its estimate on
+            self.session.last_context_tokens = cleared.tokens_after or 0
+        done = apply_summary(self.turn, summary + "\n\nContinue with the current step.")
+        self.turn.emit(
+            Notice(message=f"The context was {share}% full: {done.messages_before} messages were compacted.")
+        )
         return True
 
     def _usage(self, usage: Any) -> None:
@@ -304,6 +323,7 @@ class Turn:
         self.usage.output_tokens += usage.output_tokens
         self.usage.cache_read_tokens += usage.cache_read_tokens
         self.usage.cache_write_tokens += usage.cache_write_tokens
+        add_usage(self.turn, self.model, usage)
         used = usage.context_tokens + usage.output_tokens
         self.session.last_context_tokens = used
         self.turn.emit(ContextUsage(used_tokens=used, limit_tokens=self.context_limit))

@@ -120,10 +120,18 @@ class AgentRunner(Protocol):
 
     async def run_turn(self, ctx: TurnContext, action: RunAgent) -> None: ...
 
-    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0) -> None: ...
+    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0, clear: bool = False) -> None:
+        """`/compact`: a summary (`keep_last` exchanges kept verbatim), or with `clear` only
+        the first level (old tool results cleared, no model call)."""
+        ...
 
     async def side_question(self, ctx: TurnContext, question: str) -> None:
         """`/btw`: answer from the session's context as it is, recording nothing."""
+        ...
+
+    async def context_report(self, ctx: TurnContext) -> None:
+        """`/context`: count what the next model request would send, part by part, into
+        `ctx.result` (a `ContextData`)."""
         ...
 
     def models(self, config: Config, current: str) -> ModelData:
@@ -138,10 +146,13 @@ class NoAgent:
     async def run_turn(self, ctx: TurnContext, action: RunAgent) -> None:
         ctx.result.fail("no_agent", "This server has no agent configured.")
 
-    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0) -> None:
+    async def compact(self, ctx: TurnContext, instructions: str, keep_last: int = 0, clear: bool = False) -> None:
         ctx.result.fail("no_agent", "This server has no agent configured.")
 
     async def side_question(self, ctx: TurnContext, question: str) -> None:
+        ctx.result.fail("no_agent", "This server has no agent configured.")
+
+    async def context_report(self, ctx: TurnContext) -> None:
         ctx.result.fail("no_agent", "This server has no agent configured.")
 
     def models(self, config: Config, current: str) -> ModelData:

@@ -332,6 +332,24 @@ class Checkpoints:
             texts.append(text)
         return rec.submission_id, texts[0], texts[1]
 
+    async def record_diff(self, rec: Record) -> tuple[str, str]:
+        """(stat, unified diff) of what the submission of `rec` changed (`/diff turn`): its
+        before and after snapshots, shell side effects included."""
+        flags = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+        async with self._lock:
+            stat = await self._git("diff", *flags, "--stat=100", rec.before, rec.after, "--", *rec.paths, literal=True)
+            patch = await self._git("diff", *flags, rec.before, rec.after, "--", *rec.paths, literal=True)
+        return stat.text.rstrip("\n"), patch.text
+
+    async def show(self, commit: str, rel: str) -> bytes | None:
+        """The bytes `rel` had in snapshot `commit`, None when it was not there."""
+        run = await self._git("cat-file", "blob", f"{commit}:{rel}", check=False, literal=True)
+        return run.stdout if run.returncode == 0 else None
+
+    def records(self) -> list[Record]:
+        """Every record kept, undone ones too, oldest first (`/rewind`, `/diff turn`)."""
+        return [] if self.unavailable is not None else list(self._load().records)
+
     def pending(self) -> list[Record]:
         """The recorded submissions, oldest first (what successive `/undo`s would revert)."""
         if self.unavailable is not None:

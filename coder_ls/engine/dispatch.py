@@ -35,6 +35,7 @@ Parsed = Slash | Shell | Prompt | UnknownSlash | EmptyInput
 
 # Commands that never wait behind a running submission of the session (contract section 12).
 IMMEDIATE_COMMANDS = frozenset({"help", "sessions", "diff", "model", "permissions", "trust", "btw", "agents", "mcp"})
+IMMEDIATE_COMMANDS |= {"context", "cost", "usage"}  # they only read (contract section 19)
 
 
 def waits_in_line(parsed: Parsed) -> bool:

@@ -25,6 +25,7 @@ class ClientCaps(msgspec.Struct, frozen=True):
     show_message_request: bool = False
     change_annotations: bool = False  # workspaceEdit.changeAnnotationSupport (edits reviewed in the editor)
     ask_user: bool = False  # the client answers `coder/askUser` with its own UI (section 19)
+    show_document: bool = False  # window.showDocument.support (LSP 3.16)
 
 
 class OpenDocument(msgspec.Struct, frozen=True):
@@ -62,6 +63,11 @@ class Host(Protocol):
     def end_progress(self, submission_id: str, message: str) -> None:
         """`end` with `Done`, `Cancelled` or `Failed: ...`."""
 
+    async def show_document(self, path: Path) -> bool:
+        """Open `path` in the editor (`window/showDocument`); False when the client cannot
+        or did not."""
+        ...
+
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         """`/review`'s findings as diagnostics (source `coder`), replacing the previous
         review's everywhere (a file without findings now gets an empty list)."""
@@ -98,6 +104,9 @@ class NullHost:
 
     def open_document(self, path: Path) -> OpenDocument | None:
         return None
+
+    async def show_document(self, path: Path) -> bool:
+        return False
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         self.findings = list(findings)

@@ -13,17 +13,24 @@ from dataclasses import dataclass
 from coder_ls.engine.checkpoints import UndoUnavailable, restore_to_head
 from coder_ls.engine.frame import Task, TaskContext
 from coder_ls.engine.gitops import NotAGitRepo
+from coder_ls.engine.iotasks import ContextTask, CostTask, ExportTask
+from coder_ls.engine.rewind import DiffTurnTask, RewindTask
 from coder_ls.engine.sessions import UnknownSession
 from coder_ls.protocol.actions import (
     Action,
     ChangeModel,
     ChangePermissions,
     Compact,
+    DiffTurn,
+    ExportSession,
     ResetSession,
     ResumeSession,
+    Rewind,
     RunAgent,
     RunPromptCommand,
     RunShell,
+    ShowContext,
+    ShowCost,
     SideQuestion,
     TrustWorkspace,
     UndoLast,
@@ -53,8 +60,8 @@ def task_for(action: Action) -> Task:
             return PromptCommandTask(action)
         case SideQuestion(question=question):
             return SideQuestionTask(question)
-        case Compact(instructions=instructions, keep_last=keep_last):
-            return CompactTask(instructions, keep_last)
+        case Compact(instructions=instructions, keep_last=keep_last, clear=clear):
+            return CompactTask(instructions, keep_last, clear)
         case UndoLast(all=everything):
             return UndoTask(everything)
         case ChangeModel():
@@ -67,6 +74,16 @@ def task_for(action: Action) -> Task:
             return ResetTask(kind)
         case ResumeSession(session_id=session_id):
             return ResumeTask(session_id)
+        case ShowContext():
+            return ContextTask()
+        case ShowCost():
+            return CostTask()
+        case ExportSession():
+            return ExportTask(action)
+        case DiffTurn():
+            return DiffTurnTask(action)
+        case Rewind():
+            return RewindTask(action)
 
 
 def shell_message(command: str, output: str, exit_code: int | None, *, cancelled: bool = False) -> Message:
@@ -245,6 +262,7 @@ class SideQuestionTask:
 class CompactTask:
     instructions: str
     keep_last: int = 0
+    clear: bool = False
     title: str = "Compacting the conversation"
     needs_checkpoint: bool = False
 
@@ -253,7 +271,7 @@ class CompactTask:
             ctx.result.reply = "Nothing to compact: the context is empty."
             return
         await ctx.engine.agent.compact(
-            ctx.engine.turn_context(ctx.sub, ctx.result), self.instructions, keep_last=self.keep_last
+            ctx.engine.turn_context(ctx.sub, ctx.result), self.instructions, keep_last=self.keep_last, clear=self.clear
         )
 
 

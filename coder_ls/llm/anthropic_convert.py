@@ -166,6 +166,14 @@ def to_api_params(request: ProviderRequest, info: ModelInfo | None) -> dict[str,
     return params
 
 
+def to_count_params(request: ProviderRequest, info: ModelInfo | None) -> dict[str, Any]:
+    """The keyword arguments for `client.messages.count_tokens`: the prompt half of
+    `to_api_params` (model, system, tools, messages, as sent); the endpoint refuses the
+    output half (`max_tokens`, `stream`), and thinking and effort change no input token."""
+    params = to_api_params(request, info)
+    return {k: v for k, v in params.items() if k in ("model", "system", "tools", "messages")}
+
+
 @dataclass
 class _OpenBlock:
     kind: str

@@ -38,7 +38,7 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.llm.anthropic_convert import StreamAssembler, to_api_params
+from coder_ls.llm.anthropic_convert import StreamAssembler, to_api_params, to_count_params
 from coder_ls.llm.base import (
     ErrorKind,
     ProviderError,
@@ -293,6 +293,17 @@ class AnthropicProvider:
             return
         self.catalog.last_error = ""
         self.catalog.update(raw)
+
+    async def count_tokens(self, request: ProviderRequest) -> int:
+        """The input tokens of `request` as the API counts them (`POST /v1/messages/count_tokens`,
+        free, no model call). Raises ProviderError."""
+        await self.prepare()
+        params = to_count_params(request, self.catalog.info(request.model))
+        try:
+            counted = await self._client.messages.count_tokens(**params)
+        except Exception as exc:
+            raise self.map_error(exc) from exc
+        return int(counted.input_tokens)
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

@@ -65,6 +65,7 @@ def resolve_caps(caps: types.ClientCapabilities, init_options: Any = None) -> Cl
         show_message_request=True,  # window/showMessageRequest is in every LSP version
         change_annotations=bool(edit and edit.change_annotation_support is not None),
         ask_user=_asks_user(caps, init_options),
+        show_document=bool(window and window.show_document and window.show_document.support),
     )
 
 
@@ -240,6 +241,17 @@ class LspHost:
             if loop.time() >= deadline:
                 return None
             await asyncio.sleep(0.05)
+
+    async def show_document(self, path: Path) -> bool:
+        if not self._caps.show_document:
+            return False
+        params = types.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+        try:
+            answer = await self.server.window_show_document_async(params)
+        except Exception as exc:  # the client's failure is a "no", never the submission's
+            log.info("window/showDocument failed: %s", exc)
+            return False
+        return bool(answer and answer.success)
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         by_uri: dict[str, list[types.Diagnostic]] = {}

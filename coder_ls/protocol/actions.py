@@ -107,12 +107,43 @@ class UndoLast(msgspec.Struct, frozen=True):
 class Compact(msgspec.Struct, frozen=True):
     instructions: str = ""
     keep_last: int = 0  # exchanges kept verbatim after the summary
+    clear: bool = False  # `--clear`: only the first level (old tool results cleared, no model call)
 
 
 class SideQuestion(msgspec.Struct, frozen=True):
     """`/btw <question>`: answered from the context as it is, recorded nowhere."""
 
     question: str
+
+
+class ShowContext(msgspec.Struct, frozen=True):
+    """`/context`: what fills the model context, counted."""
+
+
+class ShowCost(msgspec.Struct, frozen=True):
+    """`/cost` (`/usage`): the session's tokens and their estimated price."""
+
+
+class ExportSession(msgspec.Struct, frozen=True):
+    """`/export [path] [--format md|jsonl] [--force]`."""
+
+    path: str = ""  # "" = .coder/exports/<sessionId>.<ext>
+    format: str = "md"  # md | jsonl
+    force: bool = False  # replace an existing file
+
+
+class DiffTurn(msgspec.Struct, frozen=True):
+    """`/diff turn [N]`: what submission N (None: the last) changed."""
+
+    index: int | None = None
+
+
+class Rewind(msgspec.Struct, frozen=True):
+    """`/rewind [N] [--code|--conversation|--both]`; no index: the list."""
+
+    index: int | None = None
+    code: bool = True
+    conversation: bool = True
 
 
 Action = (
@@ -127,6 +158,11 @@ Action = (
     | UndoLast
     | Compact
     | SideQuestion
+    | ShowContext
+    | ShowCost
+    | ExportSession
+    | DiffTurn
+    | Rewind
 )
 
 

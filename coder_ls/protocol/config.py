@@ -122,6 +122,38 @@ class InputConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     paste_threshold: PositiveInt = 4_000  # a longer paste shows as `[Pasted text #N, L lines]`
 
 
+class CompactConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """Compaction's first level (`agent/compact_clear.py`): the results of the tool calls of
+    the last `keep_tool_results` model steps are kept whole; older ones are cleared."""
+
+    keep_tool_results: NonNegativeInt = 3
+
+
+class ModelPrice(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """US dollars per million tokens (`/cost`'s estimate)."""
+
+    input: Annotated[float, msgspec.Meta(ge=0)]
+    output: Annotated[float, msgspec.Meta(ge=0)]
+    cache_read: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    cache_write: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+
+
+def default_pricing() -> dict[str, ModelPrice]:
+    """Anthropic's list prices (docs.anthropic.com/en/docs/about-claude/pricing, 5-minute cache
+    writes), keyed by model id prefix: the longest prefix of a model's id wins."""
+    opus_old = ModelPrice(input=15.0, output=75.0, cache_read=1.5, cache_write=18.75)
+    return {
+        "claude-opus": ModelPrice(input=5.0, output=25.0, cache_read=0.5, cache_write=6.25),
+        "claude-opus-4-0": opus_old,
+        "claude-opus-4-1": opus_old,
+        "claude-opus-4-2025": opus_old,
+        "claude-sonnet": ModelPrice(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75),
+        "claude-haiku": ModelPrice(input=1.0, output=5.0, cache_read=0.1, cache_write=1.25),
+        "claude-3-5-haiku": ModelPrice(input=0.8, output=4.0, cache_read=0.08, cache_write=1.0),
+        "claude-3-haiku": ModelPrice(input=0.25, output=1.25, cache_read=0.03, cache_write=0.3),
+    }
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
@@ -157,3 +189,8 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # MCP servers of the user (section "MCP servers"); a workspace's are `.mcp.json`, after /trust
     mcp_servers: dict[str, McpServerConfig] = msgspec.field(default_factory=dict)
     input: InputConfig = msgspec.field(default_factory=InputConfig)
+
+
+    # `/cost`: dollars per million tokens by model id prefix (replaces the defaults when set)
+    pricing: dict[str, ModelPrice] = msgspec.field(default_factory=default_pricing)
+    compact: CompactConfig = msgspec.field(default_factory=CompactConfig)

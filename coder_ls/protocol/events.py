@@ -126,10 +126,16 @@ class CommandsChanged(Event, tag="commandsChanged"):
 
 
 class ContextCompacted(Event, tag="contextCompacted"):
-    """Added to the contract: the model context was replaced by a summary."""
+    """Added to the contract: the model context was compacted. `level` "clear": old tool
+    results were cleared (no model call), `summary` is the note that says so; "summary": the
+    model's summary replaced the conversation. Tokens: of the conversation, before and after
+    (`tokensBefore` as the last response reported it when known; `tokensAfter` estimated)."""
 
     summary: str
     messages_before: int
+    level: Literal["clear", "summary"] = "summary"
+    tokens_before: int | None = None
+    tokens_after: int | None = None
 
 
 class Queued(Event, tag="queued"):

@@ -101,10 +101,22 @@ class PermissionsData(Tagged, tag="permissions"):
     rules: list[RuleInfo]
 
 
+class FileChange(msgspec.Struct, rename="camel", kw_only=True):
+    """One file of `/diff turn`, whole, for a client's diff editor (text files only)."""
+
+    path: str
+    before: str | None  # None: it did not exist
+    after: str | None  # None: it was removed
+
+
 class DiffData(Tagged, tag="diff"):
     stat: str
     diff: str
     files: list[str]
+    # `/diff turn [N]` (contract section 19): the submission shown
+    submission: int | None = None
+    submission_id: str | None = None
+    changes: list[FileChange] | None = None  # `/diff turn`: the text files before and after
 
 
 class UndoData(Tagged, tag="undo"):
@@ -134,6 +146,10 @@ class InterruptData(Tagged, tag="interrupt"):
 class CompactedData(Tagged, tag="compacted"):
     summary: str
     messages_before: int
+    level: Literal["clear", "summary"] = "summary"  # see events.ContextCompacted
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    cleared: int | None = None  # level "clear": how many tool results and outputs were cleared
 
 
 class AgentInfo(msgspec.Struct, rename="camel", kw_only=True):
@@ -235,6 +251,74 @@ class Completions(Tagged, tag="completions"):
     incomplete: bool = False  # more matched than were returned: ask again as the user types
 
 
+class ContextPart(msgspec.Struct, rename="camel", kw_only=True):
+    name: str  # system, instructions, tools, skills, agents, mcp, messages, images
+    tokens: int
+
+
+class ContextData(Tagged, tag="context"):
+    """`/context`: what fills the model context (contract section 19). `source`: "api" when
+    the provider's token counting counted it, else "estimate" (characters / 4)."""
+
+    parts: list[ContextPart]
+    total: int
+    window: int
+    percent: float  # of the window, one decimal
+    source: Literal["api", "estimate"]
+    model: str
+    last_response_tokens: int | None = None  # what the last model response reported (input + output)
+    note: str | None = None  # why it is an estimate, when counting failed
+
+
+class TokenTally(msgspec.Struct, rename="camel", kw_only=True):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    usd: float | None = None  # None: no price for (one of) the models used
+
+
+class CostData(Tagged, tag="cost"):
+    """`/cost` (alias `/usage`): tokens of the session and of its last turn; `usd` is an
+    estimate from the configuration's `pricing`."""
+
+    session: TokenTally
+    last_turn: TokenTally
+    models: list[str]
+    estimate: bool = True
+
+
+class ExportData(Tagged, tag="export"):
+    """`/export`: where the session was written (contract section 19)."""
+
+    path: str
+    format: Literal["md", "jsonl"]
+    bytes: int
+    images: list[str]  # files written beside it (`<stem>.files/`)
+    opened: bool  # the client opened it (window/showDocument)
+
+
+class SubmissionInfo(msgspec.Struct, rename="camel", kw_only=True):
+    index: int
+    submission_id: str
+    time: str  # in the configured timezone
+    text: str  # its first line
+    files: list[str]  # the paths it changed (from the undo records)
+
+
+class RewindData(Tagged, tag="rewind"):
+    """`/rewind` (contract section 19): the list, or what `/rewind N` restored."""
+
+    submissions: list[SubmissionInfo]
+    index: int | None = None  # the submission rewound to (before it)
+    code: bool = False
+    conversation: bool = False
+    restored: list[str] = msgspec.field(default_factory=list)
+    removed: list[str] = msgspec.field(default_factory=list)
+    conflicts: list[str] = msgspec.field(default_factory=list)
+    messages_dropped: int = 0  # model-context messages cut (still in the log and in /export)
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -254,6 +338,10 @@ Data = (
     | McpData
     | InputData
     | Completions
+    | ContextData
+    | CostData
+    | ExportData
+    | RewindData
 )
 
 

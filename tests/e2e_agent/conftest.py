@@ -59,6 +59,7 @@ def reset_client(s: Session) -> None:
     s.events.clear()
     s.edits.clear()
     s.questions.clear()
+    s.client.shown_documents.clear()  # window/showDocument (pytest-lsp answers success)
     s.answer_question = lambda p: None
     s.answer_edit = lambda p: types.ApplyWorkspaceEditResult(applied=True)
 
@@ -67,6 +68,8 @@ def clear_fake(server: FakeAnthropicServer) -> None:
     with server._lock:
         server._queue.clear()
     server.requests.clear()
+    server.counted.clear()
+    server.count_status = 200
 
 
 @pytest.fixture

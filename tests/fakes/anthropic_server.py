@@ -49,6 +49,11 @@ anthropic_models.py, with lifecycle, limits and capabilities) or fails with
 `models_status`; a `/v1/messages` request naming a retired model gets the real 404, and
 one whose thinking type, effort or `max_tokens` its model refuses gets the real 400
 (anthropic_models.check_model).
+Token counting: `POST /v1/messages/count_tokens` answers `{"input_tokens": N}` (a
+deterministic N, anthropic_count.py), refusing what the real endpoint refuses (the
+output half of a request: `max_tokens`, `stream`, ...; bad messages or tools);
+`server.count_requests`, `server.counted` (the answers); `server.count_status` makes it
+answer that HTTP error instead.
 Control endpoints: `GET /health`, `GET /_requests` (recorded requests as JSON),
 `GET /_disconnects`, `GET /_rejections`, `POST /_script` (append responses: a list or
 {"responses": [...]}).
@@ -75,6 +80,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from anthropic_count import check_count_request, count_tokens
 from anthropic_models import check_model, listing
 from anthropic_rules import check_request
 from anthropic_sse import (
@@ -157,6 +163,8 @@ class FakeAnthropicServer:
         # Requests the real API would refuse (HTTP 400 invalid_request_error): (message, body)
         self.strict = strict
         self.rejections: list[tuple[str, Any]] = []
+        self.counted: list[int] = []  # the answer to each accepted count_tokens request
+        self.count_status = 200  # count_tokens answers this error instead (e.g. 529) when not 200
         self._queue: list[dict[str, Any]] = list(responses or [])
         self.in_flight = 0
         self.max_in_flight = 0
@@ -183,7 +191,12 @@ class FakeAnthropicServer:
 
     @property
     def message_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.path.startswith("/v1/messages")]
+        return [r for r in self.requests if r.path.split("?", 1)[0] == "/v1/messages"]
+
+    @property
+    def count_requests(self) -> list[RecordedRequest]:
+        """`POST /v1/messages/count_tokens` requests (not in `message_requests`)."""
+        return [r for r in self.requests if r.path.split("?", 1)[0] == "/v1/messages/count_tokens"]
 
     def take_rejections(self) -> list[tuple[str, Any]]:
         """The requests refused since the last call (and forget them)."""
@@ -337,6 +350,9 @@ class FakeAnthropicServer:
         if req.method == "GET" and path == "/v1/models":
             await self._list_models(writer)
             return True
+        if req.method == "POST" and path == "/v1/messages/count_tokens":
+            await self._count(req, writer)
+            return True
         if req.method != "POST" or path != "/v1/messages":
             await self._send(
                 writer,
@@ -369,6 +385,22 @@ class FakeAnthropicServer:
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    async def _count(self, req: RecordedRequest, writer: asyncio.StreamWriter) -> None:
+        """`POST /v1/messages/count_tokens` (anthropic_count.py): strict as `/v1/messages`."""
+        problem = check_count_request(req.body) if self.strict else None
+        if problem is not None:
+            self.rejections.append((problem, req.body))
+            error = {"type": "invalid_request_error", "message": problem}
+            await self._send(writer, 400, {"type": "error", "error": error})
+            return
+        if self.count_status != 200:
+            error = {"type": ERROR_TYPES.get(self.count_status, "api_error"), "message": "fake count error"}
+            await self._send(writer, self.count_status, {"type": "error", "error": error})
+            return
+        tokens = count_tokens(req.body)
+        self.counted.append(tokens)
+        await self._send(writer, 200, {"input_tokens": tokens})
 
     async def _list_models(self, writer: asyncio.StreamWriter) -> None:
         await asyncio.sleep(self.models_delay)

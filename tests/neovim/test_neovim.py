@@ -579,3 +579,33 @@ def test_ask_user_is_answered_through_vim_ui_select_and_input(nvim: str, workspa
     assert "Which test runner? \\u2192 pytest" in answered, answered
     assert "(in their own words) ruff and mypy, please" in answered, answered
     assert "a.txt lines 1-1" in first and "foo" in first, first  # the range went as context
+
+
+def test_statusline_helper_shows_the_context_share(nvim: str, workspace: Path) -> None:
+    """`require('coder').context()` for a statusline: "" until the server reports the
+    context, then "ctx N%": after a turn (the response's usage), and after /context (the
+    API's count); `coder.status()` itself is unchanged."""
+    from anthropic_server import FakeAnthropicServer, check_rejections, reply
+
+    with FakeAnthropicServer() as fake:
+        fake.push(reply("Hi.", usage={"input_tokens": 300_000, "output_tokens": 10}))
+        env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.url}
+        r = run_scenario(nvim, "context", workspace, extra_env=env, setup={"settings": {"model": "claude-haiku-4-5"}})
+        check_rejections(fake, False)
+        counted = list(fake.counted)
+    check(r)
+    assert r["before"] == ""
+    assert r["after_turn"] == "ctx 100%" and r["percent_after_turn"] == 100  # 300,010 of 200,000: capped
+    data = r["context_result"]["data"]
+    assert data["kind"] == "context" and data["source"] == "api" and data["total"] in counted
+    assert r["after_context"] == f"ctx {round(100 * data['total'] / data['window'])}%"
+    assert r["status"] == "coder: idle"
+
+
+def test_diff_turn_opens_a_diff_buffer(nvim: str, workspace: Path) -> None:
+    """`:Coder /diff turn` after a `!` command: its change (a shell side effect, from the undo
+    records) in a read-only `diff` buffer shown in a window."""
+    r = run_scenario(nvim, "diff_turn", workspace)
+    check(r)
+    assert r["filetype"] == "diff" and r["shown"] is True and r["modifiable"] is False
+    assert "diff --git a/a.txt b/a.txt" in r["lines"] and "+changed-by-shell" in r["lines"], r["lines"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from coder_ls.engine import gitops
 from coder_ls.engine.commands import builtin_mcp
+from coder_ls.engine.commands.builtin_io import compact_clear, diff_turn, io_commands
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.names import BUILTIN_NAMES
 from coder_ls.engine.commands.prompts import prompt_commands
@@ -165,6 +166,8 @@ async def cmd_resume(ctx: CommandContext, args: str) -> CommandOutcome:
 
 
 async def cmd_diff(ctx: CommandContext, args: str) -> CommandOutcome:
+    if args.split()[:1] == ["turn"]:  # what one submission changed (builtin_io.diff_turn)
+        return diff_turn(args)
     result = await gitops.diff(ctx.root)
     if result.error:
         return CommandOutcome(error=result.error, error_code="not_a_git_repo")
@@ -191,6 +194,8 @@ async def cmd_compact(ctx: CommandContext, args: str) -> CommandOutcome:
     if isinstance(parsed, str):
         return _usage_error(parsed)
     keep_last, instructions = parsed
+    if instructions.split()[:1] == ["--clear"]:  # the first level alone (builtin_io.compact_clear)
+        return compact_clear(keep_last, instructions)
     return CommandOutcome(actions=[Compact(instructions=instructions, keep_last=keep_last)])
 
 
@@ -303,12 +308,12 @@ def register_builtins(registry: Registry) -> None:
         Command(
             "compact",
             "Summarise the conversation to free context",
-            "[--keep-last N] [what to keep]",
+            "[--keep-last N] [what to keep] | --clear",
             cmd_compact,
         ),
         Command("resume", "List recent sessions, or resume one", "[session id]", cmd_resume),
         Command("sessions", "List recent sessions", "", cmd_sessions),
-        Command("diff", "Show git diff --stat and git diff of the workspace", "", cmd_diff),
+        Command("diff", "Show git diff --stat and git diff of the workspace", "[turn [N]]", cmd_diff),
         Command("undo", "Revert the files changed by the last submission", "[--all]", cmd_undo),
         Command("btw", "Ask a side question without disturbing the work", "<question>", cmd_btw),
         Command("agents", "List the subagents the agent can start", "", cmd_agents),
@@ -320,6 +325,7 @@ def register_builtins(registry: Registry) -> None:
         ),
         *prompt_commands(),
         *builtin_mcp.COMMANDS,
+        *io_commands(),
     ):
         registry.add_builtin(command)
     assert tuple(registry.builtin_names()) == BUILTIN_NAMES, "update coder_ls/engine/commands/names.py"

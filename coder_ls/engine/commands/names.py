@@ -20,4 +20,9 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "review",
     "commit",
     "mcp",
+    "context",
+    "cost",
+    "usage",
+    "export",
+    "rewind",
 )

@@ -44,6 +44,8 @@ export class Controller {
   progressUi: ProgressUi | undefined;
 
   private readonly subscribers = new Set<() => void>();
+  /** Called with each result the user asked for (not silent look-ups): e.g. `/diff turn` opens a diff editor. */
+  readonly resultListeners: Array<(result: CommandResult) => void> = [];
   private readonly taskTimers = new Map<string, ReturnType<typeof setTimeout>>();
 
   constructor(private readonly transport: Transport) {
@@ -125,6 +127,7 @@ export class Controller {
     }
     this.tasks.applyData(result.data);
     if (!opts.silent) this.transcript.applyResult(result);
+    if (!opts.silent) for (const l of [...this.resultListeners]) l(result);
     else if (result.sessionId && !this.sessionId) this.transcript.state.sessionId = result.sessionId;
     this.refreshModelIfStale();
     return result;

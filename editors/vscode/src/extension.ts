@@ -9,6 +9,7 @@ import { isCommandResult } from './protocol';
 import { withCancel } from './runProgress';
 import { EditReviews } from './review';
 import { StatusBar } from './statusBar';
+import { TurnDiffs } from './diffView';
 import { registerTaskCommands, TASKS_VIEW_ID, TaskTreeProvider } from './taskView';
 
 let host: ClientHost | undefined;
@@ -46,11 +47,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   commands = new Commands(ctl, panel);
   const cmds = commands;
   const tasks = new TaskTreeProvider(ctl);
+  const turnDiffs = new TurnDiffs();
+  ctl.resultListeners.push((result) => void turnDiffs.show(result));
 
   context.subscriptions.push(
     output,
     host,
     new StatusBar(ctl),
+    turnDiffs.register(),
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     ...commands.register(),
     ...reviews.register(),

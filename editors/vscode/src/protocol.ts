@@ -40,7 +40,7 @@ export type ResultData =
   | { kind: 'resumed'; session: SessionInfo; messageCount: number }
   | { kind: 'model'; current: string; provider: string; models: ModelInfo[] }
   | { kind: 'permissions'; preset: string; presets: string[]; rules: unknown[] }
-  | { kind: 'diff'; stat: string; diff: string; files: string[] }
+  | { kind: 'diff'; stat: string; diff: string; files: string[]; submission?: number | null; changes?: { path: string; before: string | null; after: string | null }[] | null }
   | { kind: 'undo'; restored: string[]; removed: string[]; submissionId?: string | null }
   | { kind: 'session'; session: SessionInfo; previousSessionId?: string | null }
   | { kind: 'interrupt'; cancelledSubmissions: string[] }
@@ -87,7 +87,7 @@ export type KnownEvent = EventBase &
     | { type: 'approvalRequested'; callId: string; tool: string; summary: string }
     | { type: 'approvalResolved'; callId: string; decision: string }
     | { type: 'todoUpdated'; todos: TodoItem[] }
-    | { type: 'contextUsage'; usedTokens: number; limitTokens: number }
+    | { type: 'contextUsage'; usedTokens: number; limitTokens: number; agentId?: string | null } // agentId: a subagent's
     | { type: 'sessionChanged'; reason: 'new' | 'clear' | 'resume'; previousSessionId?: string | null }
     | { type: 'modelChanged'; model: string; provider: string }
     | { type: 'permissionsChanged'; preset: string }

@@ -244,6 +244,7 @@ export class Transcript {
         this.state.todos = Array.isArray(ev.todos) ? ev.todos.map((t) => ({ ...t })) : [];
         break;
       case 'contextUsage':
+        if (ev.agentId) break; // a subagent's own window, not the session's
         this.state.context = { usedTokens: ev.usedTokens, limitTokens: ev.limitTokens };
         break;
       case 'sessionChanged': {

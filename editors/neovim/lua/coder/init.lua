@@ -217,6 +217,8 @@ local function handle_event(client_id, ev)
     st.commands = nil
   elseif ev.type == 'contextUsage' and ev.agentId == nil then
     st.context = { used = ev.usedTokens, limit = ev.limitTokens }
+  elseif ev.type == 'sessionChanged' then
+    st.context = nil -- a new, cleared or resumed session: unknown until the server says
   elseif ev.type == 'modelChanged' then
     st.model = ev.model
   elseif ev.type == 'taskUpdated' then
@@ -674,6 +676,7 @@ function M.report(res)
     return
   end
   pcall(transcript.on_result, res)
+  pcall(require('coder.diffview').show, res) -- `/diff turn`: a diff buffer
   if res.mode == 'error' then
     local msg = (res.error and res.error.message) or res.reply or 'failed'
     vim.notify('coder: ' .. tostring(msg), vim.log.levels.ERROR)
@@ -857,6 +860,24 @@ function M.status()
     return 'coder: running'
   end
   return 'coder: idle'
+end
+
+--- The share of the context window the session uses (0-100, from the server's
+--- `contextUsage` events; `/context` sends one too), or nil before any. For a statusline:
+--- `%{v:lua.require'coder'.context()}` shows "ctx 12%" (or nothing).
+function M.context_percent(bufnr)
+  local client = M.get_client(bufnr)
+  local st = client and clients[client.id]
+  local c = st and st.context
+  if not (c and type(c.used) == 'number' and type(c.limit) == 'number' and c.limit > 0) then
+    return nil
+  end
+  return math.min(100, math.floor(100 * c.used / c.limit + 0.5))
+end
+
+function M.context(bufnr)
+  local percent = M.context_percent(bufnr)
+  return percent and ('ctx ' .. percent .. '%') or ''
 end
 
 --- The session id last seen for the current client (nil before any).

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { Controller, progressTitle } from '../../src/controller';
 import { withCancel } from '../../src/runProgress';
-import { statusText } from '../../src/statusBar';
+import { contextPercent, statusText } from '../../src/statusBar';
 import { FakeTransport, result } from '../helpers/fakeTransport';
 
 beforeEach(reset);
@@ -106,4 +106,20 @@ test('status bar: the model and provider the server reported; a resume asks the 
   assert.equal(transport.sent.filter((s) => s.command === 'coder.model').length, 2);
   assert.equal(state.model, 'claude-opus-4-1');
   assert.equal(statusText('claude-opus-4-1', true, false, 'anthropic'), '$(loading~spin) claude-opus-4-1');
+});
+
+test('status bar: the share of the context window in use, from contextUsage; a new session clears it', () => {
+  const controller = new Controller(new FakeTransport());
+  const { state } = controller.transcript;
+  assert.equal(contextPercent(state.context), null);
+  assert.equal(statusText('claude-sonnet-4-5', false, false, 'anthropic', contextPercent(state.context)), '$(hubot) claude-sonnet-4-5');
+  controller.handleEvent({ type: 'contextUsage', sessionId: 's1', submissionId: 'x', usedTokens: 24_600, limitTokens: 200_000 });
+  assert.equal(contextPercent(state.context), 12);
+  assert.equal(statusText('claude-sonnet-4-5', false, false, 'anthropic', contextPercent(state.context)), '$(hubot) claude-sonnet-4-5 · 12%');
+  controller.handleEvent({ type: 'contextUsage', sessionId: 's1', submissionId: 'y', usedTokens: 900_000, limitTokens: 0 });
+  assert.equal(contextPercent(state.context), null); // no window reported: no share
+  controller.handleEvent({ type: 'contextUsage', sessionId: 's1', submissionId: 'z', usedTokens: 250_000, limitTokens: 200_000 });
+  assert.equal(contextPercent(state.context), 100);
+  controller.handleEvent({ type: 'sessionChanged', sessionId: 's2', submissionId: 'n', reason: 'new' });
+  assert.equal(contextPercent(state.context), null);
 });
