@@ -86,6 +86,8 @@ class AcpHost:
         self._caps = caps
         self.routes = routes
         self._interrupt = interrupt  # the ACP session's turn is cancelled (a permission answered `cancelled`)
+        self.read_text = False  # the client offers fs/read_text_file
+        self._buffers: dict[Path, OpenDocument] = {}  # unsaved editor text, per fetched path
         self._sending: set[asyncio.Task[None]] = set()
         self._last: asyncio.Task[None] | None = None
 
@@ -192,7 +194,8 @@ class AcpHost:
         on_disk = True
         for ch in request.changes:
             path = Path(ch.path)
-            old = await asyncio.to_thread(read_text_or_none, path, 64 * 1024 * 1024)
+            buffer = self._buffers.get(path)
+            old = buffer.text if buffer else await asyncio.to_thread(read_text_or_none, path, DIFF_MAX_BYTES)
             if self._caps.apply_edit and acp_id is not None:
                 await self.flush()
                 try:
@@ -205,14 +208,38 @@ class AcpHost:
                     on_disk = False
             else:
                 await asyncio.to_thread(_write, path, ch.new_text)
+            if path in self._buffers:
+                self._buffers[path] = OpenDocument(text=ch.new_text, version=None)
             if call is not None:
                 call.diffs.append(Diff(ch.path, old, ch.new_text))
         return EditOutcome(applied=True, written_to_disk=on_disk)
 
     def open_document(self, path: Path) -> OpenDocument | None:
-        """ACP has no synchronous buffer access (`fs/read_text_file` is a request): the
-        engine reads the disk. See docs/acp.md, "Unsaved buffers"."""
-        return None
+        """The editor's text of `path` as fetched for the running tool call, when it differs
+        from the disk (an unsaved buffer); else None and the tools read the disk."""
+        return self._buffers.get(path)
+
+    async def fetch_documents(self, paths: Sequence[Path]) -> None:
+        """`fs/read_text_file` for each path the tool call names, when the client offers it:
+        what the editor has (unsaved changes included) is what the tool reads and edits."""
+        acp_id = self._acp_session()
+        if not self.read_text or acp_id is None:
+            return
+        for path in paths:
+            self._buffers.pop(path, None)
+            disk = await asyncio.to_thread(read_text_or_none, path, DIFF_MAX_BYTES)
+            if disk is None:  # no regular file there: nothing the editor could hold unsaved
+                continue
+            await self.flush()
+            try:
+                response = await self.conn.read_text_file(session_id=acp_id, path=str(path))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # e.g. the editor cannot open it: the disk is the truth
+                log.debug("fs/read_text_file %s: %s", path, exc)
+                continue
+            if response.content != disk:
+                self._buffers[path] = OpenDocument(text=response.content, version=None)
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         acp_id = self._acp_session()

@@ -89,6 +89,8 @@ class CoderAcpAgent:
         assert self.conn is not None
         self.caps = caps_from(client_capabilities)
         self.host = AcpHost(self.conn, self.caps, self.routes, self._interrupt)
+        fs = getattr(client_capabilities, "fs", None)
+        self.host.read_text = bool(fs and fs.read_text_file)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(

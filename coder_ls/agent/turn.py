@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from coder_ls.agent.compact import AUTO_COMPACT_SHARE, apply_summary, merge_roles, summarise
 from coder_ls.agent.complexity import TODO_REMINDER, is_complex
+from coder_ls.agent.paths import call_paths
 from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.review import question_diff, review_call
@@ -292,6 +293,7 @@ class Turn:
 
     async def run_call(self, call: ToolUseBlock) -> ToolResultBlock:
         self.turn.emit(ToolCallBegin(call_id=call.id, tool=call.name, input=call.input))
+        await self.turn.host.fetch_documents(call_paths(call.input, self.turn.root))
         self.ctx.call_id = call.id
         self._checked = None
         tool = self.tools.get(call.name)

@@ -8,7 +8,7 @@ import json
 
 from acp import helpers
 from acp_support import RecordingClient, acp_agent
-from agent_e2e import APP, api_env, calls, tool_call
+from agent_e2e import APP, api_env, calls, result_text, tool_call, tool_results
 from anthropic_server import reply
 
 
@@ -25,11 +25,14 @@ async def test_thoughts_plan_editor_writes_and_a_subagent(ws, fake):
     fake.push(
         {"when": "find mul", **reply("mul is fine")},
         reply("", thinking="I will plan first.", signature="sig-1", toolCalls=[tool_call("todoWrite", todos, "td1")]),
+        calls(tool_call("read", {"path": "app.py"}, "r1"), tool_call("read", {"path": "../outside.txt"}, "r2")),
         calls(tool_call("edit", {"path": "app.py", "oldString": "a - b", "newString": "a + b"}, "e1")),
         calls(tool_call("task", {"agent": "explore", "prompt": "find mul"}, "t1")),
         reply("Done."),
     )
     client = RecordingClient(save_on_write=False)  # the editor keeps the edit in its buffer
+    (ws.parent / "outside.txt").write_text("secret outside the workspace\n")
+    client.buffers[str(app)] = APP + "# an unsaved line\n"  # typed in the editor, not saved
     async with acp_agent(ws, api_env(fake), fs=True, client=client) as a:
         sid = (await a.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
         answer = await a.conn.prompt(session_id=sid, prompt=[helpers.text_block("fix add and check mul")])
@@ -37,12 +40,17 @@ async def test_thoughts_plan_editor_writes_and_a_subagent(ws, fake):
         assert "I will plan first." in client.text(sid, "agent_thought_chunk")
         plan = client.of(sid, "plan")[0]
         assert [(e.content, e.status) for e in plan.entries] == [("fix add", "in_progress"), ("check mul", "pending")]
-        # the edit went to the editor, and the disk holds it too (the client did not save)
-        assert [(p, "a + b" in t) for p, t in client.writes] == [(str(app), True)]
-        assert "return a + b" in app.read_text()
+        # the read saw the unsaved buffer; nothing outside the workspace was asked for
+        read = tool_results(fake.message_requests[2])
+        assert "an unsaved line" in result_text(read["r1"]) and read["r2"].get("is_error")
+        assert str(ws.parent / "outside.txt") not in client.reads and str(app) in client.reads
+        # the edit was made on the buffer and went to the editor; the disk holds it too
+        ((path, text),) = client.writes
+        assert path == str(app) and "a + b" in text and "an unsaved line" in text
+        assert app.read_text() == text
         (edit_end,) = [u for u in client.of(sid, "tool_call_update") if u.tool_call_id == "e1"]
         (diff,) = [c for c in edit_end.content if c.type == "diff"]
-        assert diff.old_text == APP and "a + b" in diff.new_text
+        assert "an unsaved line" in diff.old_text and "a - b" in diff.old_text and diff.new_text == text
         # the subagent: its tool calls are its own, nested under the task call by _meta
         (task_start,) = [u for u in client.of(sid, "tool_call") if u.tool_call_id == "t1"]
         assert task_start.kind == "think"
