@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_acp
 import bench_agent
 import bench_bash_step
 import bench_commands
@@ -29,6 +30,7 @@ import bench_store
 from common import Result, fmt, median, percentile
 
 MODULES = [bench_init, bench_commands, bench_store, bench_agent, bench_bash_step, bench_first_turn, bench_scale]
+MODULES.append(bench_acp)  # the ACP edge against the LSP one
 
 
 def all_benchmarks() -> dict[str, object]:

@@ -89,7 +89,6 @@ class AcpHost:
         self.read_text = False  # the client offers fs/read_text_file
         self._buffers: dict[Path, OpenDocument] = {}  # unsaved editor text, per fetched path
         self._sending: set[asyncio.Task[None]] = set()
-        self._last: asyncio.Task[None] | None = None
 
     @property
     def caps(self) -> ClientCaps:
@@ -97,18 +96,18 @@ class AcpHost:
 
     # -- notifications, in order ---------------------------------------------------------
     def send(self, acp_id: str, update: Update) -> None:
-        previous = self._last
+        """Queue one `session/update`, in the order of the calls: tasks take their first step
+        in the order they were created, and in it the SDK puts the message in its (unbounded)
+        send queue, before the first await that suspends (tested: tests/acp/test_acp_host.py).
+        No task waits for the one before it: a step of the agent is not slowed by its updates."""
 
         async def go() -> None:
-            if previous is not None:
-                await asyncio.wait([previous])
             try:
                 await self.conn.session_update(acp_id, update)
             except Exception as exc:  # the client went away: the read loop ends at EOF
                 log.debug("session/update not sent: %s", exc)
 
         task = asyncio.get_running_loop().create_task(go())
-        self._last = task
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
