@@ -23,10 +23,11 @@ from acp import helpers
 from acp.interfaces import Client
 from acp.schema import AllowedOutcome, PermissionOption, PermissionOptionKind, ToolCallUpdate
 
-from coder_ls.acp.updates import Diff, SessionView, Update, tool_kind, translate
+from coder_ls.acp.updates import Diff, SessionView, Update, commands_update, tool_kind, translate
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
 from coder_ls.protocol.edits import EditOutcome, EditRequest, Finding
-from coder_ls.protocol.events import ApprovalRequested, Event, SessionChanged
+from coder_ls.protocol.events import ApprovalRequested, CommandsChanged, Event, SessionChanged
+from coder_ls.protocol.results import CommandInfo
 from coder_ls.saferead import read_text_or_none
 
 log = logging.getLogger(__name__)
@@ -81,8 +82,16 @@ class Routes:
 
 
 class AcpHost:
-    def __init__(self, conn: Client, caps: ClientCaps, routes: Routes, interrupt: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        conn: Client,
+        caps: ClientCaps,
+        routes: Routes,
+        interrupt: Callable[[str], None],
+        catalog: Callable[[str], list[CommandInfo]] = lambda acp_id: [],
+    ) -> None:
         self.conn = conn
+        self._catalog = catalog  # an ACP session's command catalog (its engine's)
         self._caps = caps
         self.routes = routes
         self._interrupt = interrupt  # the ACP session's turn is cancelled (a permission answered `cancelled`)
@@ -122,6 +131,10 @@ class AcpHost:
         return PROMPT_SESSION.get()
 
     def emit(self, event: Event) -> None:
+        if isinstance(event, CommandsChanged):  # a command file changed: every session's list
+            for each in list(self.routes.views):
+                self.send(each, commands_update(self._catalog(each)))
+            return
         if isinstance(event, SessionChanged):
             self.routes.moved(event.previous_session_id, event.session_id)
         acp_id = self._acp_session(event)

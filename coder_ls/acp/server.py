@@ -42,7 +42,7 @@ from coder_ls.acp.updates import commands_update, history_updates
 from coder_ls.engine.host import ClientCaps
 from coder_ls.protocol.config import PRESETS
 from coder_ls.protocol.ops import Submission, UserInput
-from coder_ls.protocol.results import CommandResult
+from coder_ls.protocol.results import CommandInfo, CommandResult
 
 if TYPE_CHECKING:
     from coder_ls.engine.executor import Engine
@@ -88,7 +88,7 @@ class CoderAcpAgent:
     ) -> InitializeResponse:
         assert self.conn is not None
         self.caps = caps_from(client_capabilities)
-        self.host = AcpHost(self.conn, self.caps, self.routes, self._interrupt)
+        self.host = AcpHost(self.conn, self.caps, self.routes, self._interrupt, self._catalog)
         fs = getattr(client_capabilities, "fs", None)
         self.host.read_text = bool(fs and fs.read_text_file)
         return InitializeResponse(
@@ -137,6 +137,10 @@ class CoderAcpAgent:
             if (task := warmup.start(engine)) is not None:
                 self._warmups.append(task)
         return engine
+
+    def _catalog(self, acp_id: str) -> list[CommandInfo]:
+        engine = self.engine_by_session.get(acp_id)
+        return engine.registry.catalog() if engine is not None else []
 
     def _modes(self, engine: Engine) -> SessionModeState:
         return SessionModeState(

@@ -100,6 +100,13 @@ async def test_slash_commands_and_the_shell_work_as_over_lsp(ws, fake):
             assert err.value.code == -32602 and err.value.data["message"]
         answer = await a.conn.prompt(session_id=sid, prompt=[helpers.text_block("/nosuchcommand")])
         assert answer.stop_reason == "end_turn" and "nosuchcommand" in a.client.text(sid)
+        # a command file of the user's appears: the next input brings the new list
+        commands = ws.parent / f".xdg-{ws.name}" / "coder" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "greet.md").write_text("---\ndescription: Say hello\n---\nSay hello to $ARGUMENTS\n")
+        await a.conn.prompt(session_id=sid, prompt=[helpers.text_block("!true")])
+        latest = a.client.of(sid, "available_commands_update")[-1]
+        assert "greet" in {c.name for c in latest.available_commands}
     assert fake.message_requests == []
 
 
