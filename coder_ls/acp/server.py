@@ -283,8 +283,11 @@ def serve() -> None:
 
     async def main() -> None:
         try:
+            from coder_ls.acp.stdio import stdio_streams
+
+            reader, writer = await stdio_streams()
             # The SDK answers method_not_found for the optional methods this agent leaves out.
-            await run_agent(cast(Agent, agent))
+            await run_agent(cast(Agent, agent), writer, reader)
         finally:
             await agent.shutdown()
 
