@@ -76,6 +76,7 @@ class CoderAcpAgent:
         # The client's MCP servers per session, kept for the MCP client (coder_ls/mcp) to connect.
         self.mcp_servers: dict[str, list[Any]] = {}
         self.running: dict[str, set[str]] = {}  # ACP session -> its submissions in flight
+        self.config_messages: dict[Path, str] = {}  # a folder's configuration problem, not yet said
         self._warmups: list[asyncio.Task[None]] = []
         self._later: set[asyncio.Task[None]] = set()
 
@@ -131,9 +132,13 @@ class CoderAcpAgent:
             from coder_ls.wiring import build_engine
 
             engine = self.engines[root] = build_engine(root, self.host, self.env)
+            from coder_ls.lsp.logs import add_secret_names  # the one redaction of the logs (no LSP import)
+
             message = engine.reload_config()
-            if message:
+            add_secret_names(engine.config.secrets.env_names)
+            if message:  # a bad setting: said in the first session's transcript, and logged
                 log.warning("%s", message)
+                self.config_messages[root] = message
             if (task := warmup.start(engine)) is not None:
                 self._warmups.append(task)
         return engine
@@ -156,6 +161,8 @@ class CoderAcpAgent:
         async def later() -> None:
             await asyncio.sleep(0)
             host.send(acp_id, commands_update(engine.registry.catalog()))
+            if (problem := self.config_messages.pop(engine.root, None)) is not None:
+                host.send(acp_id, _text(f"[error] {problem}"))
 
         task = asyncio.get_running_loop().create_task(later())
         self._later.add(task)

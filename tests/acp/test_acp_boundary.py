@@ -41,9 +41,9 @@ def test_the_check_finds_an_acp_import(tmp_path):
     assert {"coder_ls.acp.host", "acp.schema"} <= imported_modules(bad)
 
 
-def test_the_acp_edge_loads_without_the_anthropic_sdk():
+def test_the_acp_edge_loads_without_the_anthropic_sdk_or_lsp():
     code = (
-        "import sys, coder_ls.cli, coder_ls.acp.server, coder_ls.acp.host\n"
+        "import sys, coder_ls.cli, coder_ls.acp.server, coder_ls.acp.host, coder_ls.lsp.logs\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'pygls', 'lsprotocol'))\n"
         "print(heavy)\n"
     )

@@ -15,6 +15,8 @@ CHOICES = ["Allow once", "Allow for session", "Always allow", "Deny"]
 
 
 async def test_initialize_offers_the_api_key_from_the_environment_and_sessions(ws, fake):
+    (ws / ".coder").mkdir()
+    (ws / ".coder" / "config.json").write_text('{"maxSteps": "many"}')
     async with acp_agent(ws, api_env(fake)) as a:
         init = a.init
         (method,) = init.auth_methods
@@ -29,6 +31,9 @@ async def test_initialize_offers_the_api_key_from_the_environment_and_sessions(w
         (update,) = await wait_for(lambda: a.client.of(new.session_id, "available_commands_update"))
         names = {c.name for c in update.available_commands}
         assert {"help", "undo", "model", "permissions", "new"} <= names
+        # the folder's bad setting is said in the session, not only in a log
+        problem = await wait_for(lambda: "[error]" in a.client.text(new.session_id) and a.client.text(new.session_id))
+        assert "maxSteps" in problem
         for bad in ("relative/dir", str(ws / "missing")):
             with pytest.raises(RequestError) as err:
                 await a.conn.new_session(cwd=bad, mcp_servers=[])
