@@ -109,3 +109,52 @@ def test_text_is_sent_once_and_a_silent_shell_command_still_shows():
     start, done = translate(ShellFinished(command="true", exit_code=0, submission_id="s9"), view)
     assert start.session_update == "tool_call" and start.kind == "execute"
     assert done.status == "completed" and done.title == "!true" and "[exit code: 0]" in done.content[0].content.text
+
+
+class AnsweringClient:
+    """The client side of `session/request_permission`, answering with a fixed outcome."""
+
+    def __init__(self, outcome: object) -> None:
+        self.outcome = outcome
+        self.asked: list[object] = []
+
+    async def request_permission(self, session_id: str, tool_call: object, options: list[object]) -> object:
+        from acp.schema import RequestPermissionResponse
+
+        self.asked.append(tool_call)
+        return RequestPermissionResponse(outcome=self.outcome)
+
+    async def session_update(self, session_id: str, update: object) -> None:
+        return None
+
+
+async def _ask(outcome: object, interrupted: list[str]) -> str | None:
+    from coder_ls.acp.host import PROMPT_SESSION
+
+    routes = Routes()
+    routes.add("s1", "s1", Path("/ws"))
+    host = AcpHost(AnsweringClient(outcome), ClientCaps(), routes, interrupted.append)  # type: ignore[arg-type]
+    token = PROMPT_SESSION.set("s1")
+    try:
+        return await asyncio.wait_for(host.ask("info", "run it?", ["Allow once", "Deny"]), 0.5)
+    finally:
+        PROMPT_SESSION.reset(token)
+
+
+async def test_an_answer_that_was_not_offered_is_no_answer_and_cancelled_interrupts():
+    from acp.schema import AllowedOutcome, DeniedOutcome
+
+    interrupted: list[str] = []
+    assert await _ask(AllowedOutcome(outcome="selected", option_id="0"), interrupted) == "Allow once"
+    for forged in ("7", "-1", "allow", ""):
+        assert await _ask(AllowedOutcome(outcome="selected", option_id=forged), interrupted) is None
+    assert interrupted == []
+    # `cancelled` is the user cancelling the turn: the session is interrupted, the question
+    # never resolves to a choice (the interrupt cancels it)
+    try:
+        await _ask(DeniedOutcome(outcome="cancelled"), interrupted)
+    except TimeoutError:
+        pass
+    else:
+        raise AssertionError("a cancelled question resolved")
+    assert interrupted == ["s1"]
