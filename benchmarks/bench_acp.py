@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -57,7 +58,7 @@ class RawAcpClient:
 
 
 @contextlib.asynccontextmanager
-async def acp_server(root: Any, env: dict[str, str]) -> AsyncIterator[Callable[[str], Awaitable[None]]]:
+async def acp_server(root: Any, env: dict[str, str]) -> AsyncIterator[tuple[Callable[[str], Awaitable[None]], int]]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -82,7 +83,7 @@ async def acp_server(root: Any, env: dict[str, str]) -> AsyncIterator[Callable[[
             if answer["stopReason"] != "end_turn":
                 raise RuntimeError(f"ACP turn ended {answer['stopReason']}")
 
-        yield turn
+        yield turn, proc.pid
     finally:
         if proc.stdin is not None:
             proc.stdin.close()
@@ -93,7 +94,15 @@ async def acp_server(root: Any, env: dict[str, str]) -> AsyncIterator[Callable[[
             await proc.wait()
 
 
-async def _gaps(edge: str, steps: int) -> list[float]:
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) the process has used so far, in ms (/proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+async def _gaps(edge: str, steps: int) -> tuple[list[float], float]:
+    """The step gaps of one turn of `steps` read steps, and the server's CPU ms per step."""
     fake = TimedFakeServer().start()
     try:
         with temp_root() as tmp:
@@ -104,14 +113,18 @@ async def _gaps(edge: str, steps: int) -> list[float]:
                     await _turn(client, "Read small.txt.")
                     first = len(fake.message_requests)
                     fake.push(*[tool_step() for _ in range(steps)], reply("Read it many times."))
+                    cpu0 = cpu_ms(client.pid)
                     await _turn(client, "Read small.txt again and again.")
+                    cpu = (cpu_ms(client.pid) - cpu0) / steps
             else:
-                async with acp_server(root, agent_env(fake)) as turn:
+                async with acp_server(root, agent_env(fake)) as (turn, pid):
                     fake.push(tool_step(), reply("ok"))
                     await turn("Read small.txt.")
                     first = len(fake.message_requests)
                     fake.push(*[tool_step() for _ in range(steps)], reply("Read it many times."))
+                    cpu0 = cpu_ms(pid)
                     await turn("Read small.txt again and again.")
+                    cpu = (cpu_ms(pid) - cpu0) / steps
             reqs = fake.message_requests[first:]
             fins = fake.finished[first:]
     finally:
@@ -119,20 +132,24 @@ async def _gaps(edge: str, steps: int) -> list[float]:
     gaps = [(reqs[i + 1].time - fins[i]) * 1000 for i in range(len(reqs) - 1)]
     if len(gaps) != steps:
         raise RuntimeError(f"{edge}: expected {steps} gaps, got {len(gaps)}")
-    return gaps
+    return gaps, cpu
 
 
 async def bench_acp_step_ratio(quick: bool) -> list[Result]:
-    rounds, steps = (2, 8) if quick else (4, 20)
+    rounds, steps = (2, 8) if quick else (4, 40)  # CPU time comes in 10 ms ticks: 40 steps make 0.25 ms
     lsp: list[float] = []
     acp: list[float] = []
+    cpu: dict[str, list[float]] = {"lsp": [], "acp": []}
     for i in range(rounds):
         order = [("lsp", lsp), ("acp", acp)]
         if i % 2:
             order.reverse()  # ABBA: neither edge always goes first
         for edge, out in order:
-            out.extend(await _gaps(edge, steps))
+            gaps, per_step = await _gaps(edge, steps)
+            out.extend(gaps)
+            cpu[edge].append(per_step)
     ratio = median(acp) / median(lsp)
+    cpu_ratio = median(cpu["acp"]) / median(cpu["lsp"])
     return [
         Result(
             "acp_step_ratio",
@@ -146,7 +163,19 @@ async def bench_acp_step_ratio(quick: bool) -> list[Result]:
                 f"{rounds} rounds of {steps} steps per edge, alternating; median ACP {median(acp):.2f} ms, "
                 f"LSP {median(lsp):.2f} ms"
             ],
-        )
+        ),
+        Result(
+            "acp_step_cpu_ratio",
+            "server CPU per step over ACP / over LSP (less sensitive to a busy machine than wall time)",
+            cpu_ratio,
+            1.10,
+            unit="x",
+            samples=cpu["acp"],
+            baseline=cpu["lsp"],
+            notes=[
+                f"CPU ms per step, median of {rounds} turns: ACP {median(cpu['acp']):.2f}, LSP {median(cpu['lsp']):.2f}"
+            ],
+        ),
     ]
 
 
