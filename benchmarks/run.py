@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_acp
 import bench_agent
 import bench_bash_step
 import bench_commands
@@ -40,6 +41,7 @@ MODULES = [
     bench_scale,
     bench_references,
     bench_compact,
+    bench_acp,  # the ACP edge against the LSP one
 ]
 
 

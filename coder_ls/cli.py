@@ -1,4 +1,4 @@
-"""Command line: `coder-ls [--stdio | --tcp --host H --port N]`, `coder-ls demo`."""
+"""Command line: `coder-ls [--stdio | --tcp --host H --port N | --acp]`, `coder-ls demo`."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ def parser() -> argparse.ArgumentParser:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="serve LSP over stdio (the default)")
     mode.add_argument("--tcp", action="store_true", help="serve LSP over TCP")
+    mode.add_argument(
+        "--acp", action="store_true", help="serve the Agent Client Protocol over stdio (Zed, JetBrains, ...)"
+    )
     p.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
     p.add_argument("--log-file", default=None, help="also write logs to this file")
@@ -44,13 +47,22 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(args.log_level, args.log_file)
     from coder_ls.engine import lifetime
     from coder_ls.engine.shell import become_subreaper
-    from coder_ls.lsp.server import build_server
 
     # Detached background jobs (nohup, setsid, disown) re-parent to us, and die with us.
     become_subreaper()
     lifetime.remove_stale_run_dirs()
     atexit.register(lifetime.sweep)
     lifetime.on_signals()  # SIGTERM, SIGHUP, SIGINT: the same sweep, then die of the signal
+    if args.acp:
+        from coder_ls.acp.server import serve
+
+        try:
+            serve()
+        finally:
+            lifetime.sweep()
+        return 0
+    from coder_ls.lsp.server import build_server
+
     server = build_server()
     try:
         if args.tcp:

@@ -19,6 +19,18 @@ def _strip_uri(raw: str) -> str:
     return raw
 
 
+def call_paths(tool_input: object, root: Path) -> list[Path]:
+    """The file a tool call names (its `path`), resolved in the workspace: none when it names
+    none or one the tools would refuse."""
+    raw = tool_input.get("path") if isinstance(tool_input, dict) else None
+    if not isinstance(raw, str):
+        return []
+    try:
+        return [resolve_path(root, raw)]
+    except PathError:
+        return []
+
+
 def resolve_path(root: Path, raw: str, *, allow_outside: bool = False) -> Path:
     """`raw` (relative to `root`, or absolute) as an absolute, normalised path.
 

@@ -24,6 +24,7 @@ from coder_ls.agent.compact import (
 )
 from coder_ls.agent.complexity import TODO_REMINDER, is_complex
 from coder_ls.agent.hooksite import HookSites
+from coder_ls.agent.paths import call_paths
 from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.references import prompt_content
@@ -344,6 +345,7 @@ class Turn:
 
     async def run_call(self, call: ToolUseBlock) -> ToolResultBlock:
         self.turn.emit(ToolCallBegin(call_id=call.id, tool=call.name, input=call.input))
+        await self.turn.host.fetch_documents(call_paths(call.input, self.turn.root))
         self.ctx.call_id = call.id
         self._checked = None
         tool = self.tools.get(call.name)

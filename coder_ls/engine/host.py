@@ -54,6 +54,11 @@ class Host(Protocol):
     def open_document(self, path: Path) -> OpenDocument | None:
         """The editor's buffer for `path` when the document is open (unsaved text)."""
 
+    async def fetch_documents(self, paths: Sequence[Path]) -> None:
+        """Before a tool call reads or edits `paths`: make the editor's unsaved buffers of
+        them visible to `open_document`. Over LSP the client pushes them (didOpen/didChange):
+        nothing to do; over ACP they are asked for (`fs/read_text_file`)."""
+
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
         """Start cancellable work-done progress for a long submission (no-op without support)."""
 
@@ -107,6 +112,9 @@ class NullHost:
 
     async def show_document(self, path: Path) -> bool:
         return False
+
+    async def fetch_documents(self, paths: Sequence[Path]) -> None:
+        return None
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         self.findings = list(findings)

@@ -149,6 +149,9 @@ class LspHost:
             return None
         return OpenDocument(text=doc.source, version=doc.version)
 
+    async def fetch_documents(self, paths: Sequence[Path]) -> None:
+        return None  # the client keeps `workspace.text_documents` current (didOpen/didChange)
+
     def _is_open(self, path: str) -> bool:
         return self.open_document(Path(path)) is not None
 

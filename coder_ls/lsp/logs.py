@@ -6,11 +6,13 @@ import logging
 import sys
 import threading
 from collections.abc import Iterable
-
-from lsprotocol import types
-from pygls.lsp.server import LanguageServer
+from typing import TYPE_CHECKING
 
 from coder_ls.engine.redact import Redactor
+
+if TYPE_CHECKING:  # lsprotocol and pygls load with the LSP server, not for `--acp`'s logging
+    from lsprotocol import types
+    from pygls.lsp.server import LanguageServer
 
 REDACTED = "[redacted: "  # what every replacement starts with (`engine.redact`)
 
@@ -67,11 +69,15 @@ def add_secret_names(names: Iterable[str]) -> None:
     """Also redact the values of these variables (`secrets.envNames`) from now on."""
     _redactor().add_names(names)
 
-_TYPES = {
-    logging.ERROR: types.MessageType.Error,
-    logging.WARNING: types.MessageType.Warning,
-    logging.INFO: types.MessageType.Info,
-}
+def _message_type(levelno: int) -> types.MessageType:
+    from lsprotocol import types  # here, not at import: `--acp` sets up logging without LSP (1.5 s)
+
+    kinds = {
+        logging.ERROR: types.MessageType.Error,
+        logging.WARNING: types.MessageType.Warning,
+        logging.INFO: types.MessageType.Info,
+    }
+    return kinds.get(levelno, types.MessageType.Error if levelno > 40 else types.MessageType.Log)
 
 
 class ClientLogHandler(logging.Handler):
@@ -85,7 +91,9 @@ class ClientLogHandler(logging.Handler):
             return
         self._local.busy = True
         try:
-            kind = _TYPES.get(record.levelno, types.MessageType.Error if record.levelno > 40 else types.MessageType.Log)
+            from lsprotocol import types
+
+            kind = _message_type(record.levelno)
             self.server.window_log_message(types.LogMessageParams(type=kind, message=self.format(record)))
         except Exception:
             pass

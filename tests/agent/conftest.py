@@ -61,6 +61,9 @@ class FakeHost:
     def open_document(self, path: Path) -> OpenDocument | None:
         return self.docs.get(path)
 
+    async def fetch_documents(self, paths: object) -> None:
+        return None
+
     def report_progress(self, submission_id: str, message: str) -> None:
         pass
 
