@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+from pathlib import Path
 
 _FULL = {errno.ENOSPC, errno.EDQUOT}
 _SQLITE_FULL = 13  # SQLITE_FULL: also what SQLite reports for EFBIG
@@ -48,3 +49,15 @@ def is_disk_full(exc: BaseException) -> bool:
 
 def is_too_large(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno == errno.EFBIG
+
+
+def raise_fault(exc: OSError, path: Path, kept: str) -> None:
+    """A full disk or a file-size limit as a `StorageFault` saying what was kept."""
+    if is_disk_full(exc):
+        message = f"The disk is full ({exc.strerror}): {kept} in the session log {path}. Free some space to go on."
+        raise DiskFull(message) from exc
+    if is_too_large(exc):
+        raise LogTooLarge(
+            f"The session log reached the file-size limit ({exc.strerror}) even in a new segment: {kept} "
+            f"in {path}. Start a new session with /new."
+        ) from exc

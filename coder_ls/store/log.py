@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,12 +29,11 @@ from pathlib import Path
 import msgspec
 
 from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from coder_ls.store.faults import DiskFull, LogTooLarge, is_disk_full, is_too_large
+from coder_ls.store.faults import is_too_large, raise_fault
 from coder_ls.store.gitignore import ensure_sessions_dir, fsync_dir, state_paths, write_atomic
 from coder_ls.store.migrations import MIGRATIONS, RawRecord, migrate
 from coder_ls.store.records import (
     _SESSION_ID,
-    _TAIL_CHUNK,
     LOG_VERSION,
     SHELL_OUTPUT_CAP,
     ClearEntry,
@@ -56,7 +56,17 @@ from coder_ls.store.records import (
     _header_decoder,
     derive_title,
 )
-from coder_ls.store.segments import read_segments, segment_path, segment_paths, try_lock
+from coder_ls.store.segments import (
+    SEGMENT_BYTES,
+    committed_size,
+    compress_in_background,
+    read_segments,
+    segment_path,
+    segment_paths,
+    text_size,
+    try_lock,
+    write_all,
+)
 
 __all__ = [  # the records and migrations live in their own modules; the log's readers import them here
     "LOG_VERSION",
@@ -257,45 +267,11 @@ def check_session_id(session_id: str) -> None:
 # --------------------------------------------------------------------------- writing
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def _lock(path: Path) -> int:
     fd = try_lock(path)
     if fd is None:
         raise LogBusy(f"{path.name} is being written by another coder-ls")
     return fd
-
-
-def _raise_fault(exc: OSError, path: Path, kept: str) -> None:
-    """A full disk or a file-size limit as a `StorageFault` saying what was kept."""
-    if is_disk_full(exc):
-        message = f"The disk is full ({exc.strerror}): {kept} in the session log {path}. Free some space to go on."
-        raise DiskFull(message) from exc
-    if is_too_large(exc):
-        raise LogTooLarge(
-            f"The session log reached the file-size limit ({exc.strerror}) even in a new segment: {kept} "
-            f"in {path}. Start a new session with /new."
-        ) from exc
-
-
-def _committed_size(path: Path) -> int:
-    """Length of the file up to and including its last newline."""
-    with open(path, "rb") as f:
-        end = f.seek(0, os.SEEK_END)
-        pos = end
-        while pos > 0:
-            start = max(0, pos - _TAIL_CHUNK)
-            f.seek(start)
-            chunk = f.read(pos - start)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                return start + nl + 1
-            pos = start
-        return 0
 
 
 class SessionLog:
@@ -311,6 +287,8 @@ class SessionLog:
         self._size = size  # every segment
         self._segment = segment  # the one appended to
         self._segment_size = size if segment_size < 0 else segment_size
+        self.segment_bytes = SEGMENT_BYTES
+        self._compressing: list[threading.Thread] = []
 
     @classmethod
     def create(
@@ -325,7 +303,7 @@ class SessionLog:
             ensure_sessions_dir(root)
             lock = _lock(path)
         except OSError as exc:
-            _raise_fault(exc, path, "the session was not created")
+            raise_fault(exc, path, "the session was not created")
             raise
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
@@ -333,7 +311,7 @@ class SessionLog:
             os.close(lock)
             raise
         try:
-            _write_all(fd, line)
+            write_all(fd, line)
             os.fsync(fd)
             fsync_dir(path.parent)
         except BaseException as exc:
@@ -342,7 +320,7 @@ class SessionLog:
             if isinstance(exc, OSError):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
-                _raise_fault(exc, path, "the session was not created")
+                raise_fault(exc, path, "the session was not created")
                 raise
             raise
         return cls(path, session_id, fd, len(line), lock=lock)
@@ -379,10 +357,10 @@ class SessionLog:
             write_atomic(path, data)
         segments = segment_paths(path)
         last = segments[-1]
-        size = _committed_size(last)
+        size = committed_size(last)
         if size != last.stat().st_size:
             os.truncate(last, size)
-        before = sum(p.stat().st_size for p in segments[:-1])
+        before = sum(text_size(p) for p in segments[:-1])
         fd = os.open(last, os.O_WRONLY | os.O_APPEND)
         return cls(path, session_id, fd, before + size, lock=lock, segment=len(segments) - 1, segment_size=size)
 
@@ -415,19 +393,25 @@ class SessionLog:
             self._write_segment(data)
         except OSError as exc:
             if not is_too_large(exc) or self._segment_size == 0:
-                _raise_fault(exc, self.path, "this entry was not kept; everything before it was")
+                raise_fault(exc, self.path, "this entry was not kept; everything before it was")
                 raise
             try:
                 self._next_segment()  # EFBIG: the file-size limit; go on in a new segment
                 self._write_segment(data)
             except OSError as again:
-                _raise_fault(again, self.path, "this entry was not kept; everything before it was")
+                raise_fault(again, self.path, "this entry was not kept; everything before it was")
                 raise
+        if self._segment_size >= self.segment_bytes:  # a long session: close this one, compress it
+            closed = segment_path(self.path, self._segment)
+            with contextlib.suppress(OSError):  # could not move on: stay in this one
+                self._next_segment()
+                if self._segment > 1:  # segment 0 (the header) stays plain
+                    self._compressing.append(compress_in_background(closed))
 
     def _write_segment(self, data: bytes) -> None:
         fd = self._fileno()
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
         except BaseException:
             # A partial line (ENOSPC, EFBIG, signal) must not glue itself to the next append.
             try:
@@ -463,6 +447,8 @@ class SessionLog:
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)
+        for thread in self._compressing:
+            thread.join()
         if self._lock is not None:
             lock, self._lock = self._lock, None
             os.close(lock)  # the session is free for another server

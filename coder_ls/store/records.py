@@ -15,7 +15,6 @@ from coder_ls.protocol.tasks import TaskState
 LOG_VERSION = 1
 SHELL_OUTPUT_CAP = 64 * 1024  # characters of `!cmd` output kept in the log
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_TAIL_CHUNK = 64 * 1024
 
 
 class LogError(Exception):
