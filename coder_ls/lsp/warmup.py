@@ -70,6 +70,7 @@ async def warm(engine: Engine, delay: float = DELAY) -> None:
     prepare = getattr(provider, "prepare", None)
     if prepare is None:
         return
+    log.debug("warm-up: preparing the %s provider (SDK import, client)", provider.name)
     try:
         await prepare()
     except Exception:  # a broken SDK install: the first turn reports it
