@@ -52,6 +52,7 @@ def enabled(engine: Engine) -> bool:
 async def warm(engine: Engine, delay: float = DELAY) -> None:
     """Build and prepare the configured provider (see the module docstring)."""
     await asyncio.sleep(delay)
+    log.debug("warm-up: started")
     from coder_ls.llm.base import ProviderError
     from coder_ls.llm.models import provider_name
 
