@@ -12,8 +12,8 @@ workspace, one session, submissions in a write-heavy mix, cycling:
 - a `!echo` shell command.
 
 Every `--every` submissions it prints the server's RSS, open fds and threads, the session
-log's bytes (every segment, compressed or not) and the bytes per submission since the
-last sample; at the end the log's growth per submission of each kind. A submission that
+log's bytes (its text, and on disk: closed segments past 4 MiB are gzipped) and the text
+bytes per submission since the last sample; at the end the log's growth per submission of each kind. A submission that
 does not complete, or a request the fake refuses, stops the run.
 """
 
@@ -32,6 +32,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import REPO, SMALL_REPO, coder_server, init_git, rss_mb, temp_root, write_user_config
+
+from coder_ls.store.segments import total_size
 
 sys.path.insert(0, str(REPO / "tests" / "fakes"))
 from anthropic_server import FakeAnthropicServer, reply
@@ -60,7 +62,13 @@ def _proc_count(pid: int, what: str) -> int:
 
 
 def log_bytes(root: Path, sid: str) -> int:
+    """On disk: every segment, compressed ones as they are."""
     return sum(p.stat().st_size for p in (root / ".coder" / "sessions").glob(f"{sid}.jsonl*"))
+
+
+def text_bytes(root: Path, sid: str) -> int:
+    """What the log holds: compressed segments counted uncompressed."""
+    return total_size(root / ".coder" / "sessions" / f"{sid}.jsonl")
 
 
 async def soak(submissions: int, every: int, write_kb: int) -> dict[str, Any]:
@@ -91,14 +99,14 @@ async def soak(submissions: int, every: int, write_kb: int) -> dict[str, Any]:
                         args = {"text": f"!echo {n}"}
                     if sid:
                         args["sessionId"] = sid
-                    before = log_bytes(root, sid) if sid else 0
+                    before = text_bytes(root, sid) if sid else 0
                     r = await client.execute("coder.input", args, token=f"soak-{n}", timeout=120)
                     if r["status"] != "completed":
                         raise RuntimeError(f"submission {n} ({kind}) {r['status']}: {r.get('error')}")
                     sid = r["sessionId"]
                     if fake.rejections:
                         raise RuntimeError(f"the fake refused a request: {fake.rejections[:1]}")
-                    size = log_bytes(root, sid)
+                    size = text_bytes(root, sid)
                     if n:
                         growth[kind].append(size - before)
                     if (n + 1) % every == 0 or n + 1 == submissions:
@@ -108,7 +116,8 @@ async def soak(submissions: int, every: int, write_kb: int) -> dict[str, Any]:
                             "rss_mb": round(rss_mb(pid) or -1, 1),
                             "fds": _proc_count(pid, "fds"),
                             "threads": _proc_count(pid, "threads"),
-                            "log_bytes": size,
+                            "log_text_bytes": size,
+                            "log_disk_bytes": log_bytes(root, sid),
                             "bytes_per_submission": round((size - last) / every),
                         }
                         last = size
