@@ -35,7 +35,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, SMALL_REPO, Result, coder_server, init_git, median, temp_root, write_user_config
+from common import (
+    CODER_CMD,
+    REPO,
+    SMALL_REPO,
+    Result,
+    coder_server,
+    init_git,
+    median,
+    temp_root,
+    write_user_config,
+)
 
 sys.path.insert(0, str(REPO / "tests" / "fakes"))
 from anthropic_server import FakeAnthropicServer, reply
@@ -153,24 +163,31 @@ async def floor_round(fake: TimedFakeServer, steps: int) -> list[float]:
     return gaps_since(fake, first, steps)
 
 
-async def measure(rounds: int, steps: int, load: int = 0) -> dict[str, list[float]]:
+async def measure(rounds: int, steps: int, load: int = 0, before: Path | None = None) -> dict[str, list[float]]:
+    """`before`: a checkout of coder_ls (its parent directory) measured too, as `before`,
+    round by round beside the others (a change's effect, in one run)."""
     out: dict[str, list[float]] = {"floor": [], "coder_ls": []}
     fake = TimedFakeServer().start()
     try:
         with temp_root() as tmp, cpu_load(load):
-            root = init_git(tmp / "ws", dict(SMALL_REPO))
-            write_user_config(root, {"permissions": "yolo"})
-            env = {"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": fake.url}
-            async with coder_server(root, env=env) as client:
+            async with contextlib.AsyncExitStack() as stack:
+                env = {"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": fake.url}
+                clients = {}
+                for name, extra in [("coder_ls", {}), *([("before", {"PYTHONPATH": str(before)})] if before else [])]:
+                    root = init_git(tmp / f"ws-{name}", dict(SMALL_REPO))
+                    write_user_config(root, {"permissions": "yolo"})
+                    clients[name] = await stack.enter_async_context(coder_server(root, env={**env, **extra}))
+                    out[name] = []
                 for n in range(rounds):
                     out["floor"] += await floor_round(fake, steps)
-                    # warm-up turn (first round: SDK import, connection, the shell's start)
-                    fake.push(*script(1))
-                    await _turn(client, f"warm {n}")
-                    first = len(fake.message_requests)
-                    fake.push(*script(steps))
-                    await _turn(client, f"run true {steps} times ({n})")
-                    out["coder_ls"] += gaps_since(fake, first, steps)
+                    for name, client in clients.items():
+                        # warm-up turn (first round: SDK import, connection, the shell's start)
+                        fake.push(*script(1))
+                        await _turn(client, f"warm {n}")
+                        first = len(fake.message_requests)
+                        fake.push(*script(steps))
+                        await _turn(client, f"run true {steps} times ({n})")
+                        out[name] += gaps_since(fake, first, steps)
     finally:
         fake.stop()
     if fake.rejections:
@@ -222,12 +239,17 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--load", type=int, default=0, help="busy-loop processes running meanwhile")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--before", type=Path, help="a directory holding another coder_ls, measured beside (PYTHONPATH)")
+    ap.add_argument("--profile", type=Path, help="run the server under cProfile, its stats written here")
     args = ap.parse_args()
-    figures = asyncio.run(measure(args.rounds, args.steps, args.load))
+    if args.profile:  # the server's whole life; read the per-step functions (tottime / steps)
+        CODER_CMD[:] = [sys.executable, "-m", "cProfile", "-o", str(args.profile), "-m", "coder_ls"]
+    figures = asyncio.run(measure(args.rounds, args.steps, args.load, args.before))
     for name, values in figures.items():
         s = sorted(values)
         print(f"{name:9s} median {median(values):6.2f} ms  p90 {s[int(len(s) * 0.9) - 1]:6.2f} ms  n={len(values)}")
-    print(f"ratio     {median(figures['coder_ls']) / median(figures['floor']):.2f}x (goal <= 1.5x)")
+    for name in [n for n in figures if n != "floor"]:
+        print(f"ratio {name:9s} {median(figures[name]) / median(figures['floor']):.2f}x (goal <= 1.5x)")
     if args.json:
         args.json.write_text(json.dumps({"load": args.load, "cpus": os.cpu_count(), **figures}))
     return 0

@@ -43,6 +43,7 @@ class AgentShell:
         self._lock = asyncio.Lock()
         self._closed = False
         self._grants: tuple[int, int, object] | None = None  # what the shell was given (see `run`)
+        self._private: tuple[str, ...] | None = None  # `sandbox.server_dirs()`, once per session
 
     @property
     def cwd(self) -> Path:
@@ -66,7 +67,9 @@ class AgentShell:
             return None
         if self._tmp is None:
             self._tmp = Path(tempfile.mkdtemp(prefix="tmp-", dir=lifetime.run_dir()))
-        return sandbox.resolve(config, self._root, self._tmp)
+        if self._private is None:  # the server's own directories: fixed for its life (2/3 of the cost)
+            self._private = sandbox.server_dirs()
+        return sandbox.resolve(config, self._root, self._tmp, private=self._private)
 
     async def run(
         self,

@@ -28,6 +28,7 @@ from coder_ls.engine.results import ResultBuilder
 from coder_ls.engine.submission import SubmissionState
 from coder_ls.protocol.events import ErrorEvent, Notice, Queued, TurnFinished
 from coder_ls.protocol.results import CommandResult
+from coder_ls.store.faults import StorageFault
 
 if TYPE_CHECKING:
     from coder_ls.engine.executor import Engine
@@ -145,6 +146,11 @@ class Frame:
             self.cancelled = True
             return None
         failure = work.exception()
+        if isinstance(failure, StorageFault):  # a full disk, a file-size limit: its own code, what was kept
+            log.warning("submission %s: %s", self.sub.id, failure)
+            self.result.fail(failure.code, failure.message, mode=self.result.mode)
+            self.sub.emit(ErrorEvent(message=failure.message))
+            return None
         if failure is not None:
             log.error("submission %s failed", self.sub.id, exc_info=failure)
             message = f"internal error: {type(failure).__name__}: {failure}"
@@ -171,6 +177,10 @@ class Frame:
     def _close(self) -> None:
         """Status, progress end, `turnFinished` (the last event), and the session forgets it."""
         sub, b = self.sub, self.result
+        fault = sub.session.flush_index()
+        if fault is not None and b.status != "failed":
+            b.fail(fault.code, fault.message, mode=b.mode)
+            sub.emit(ErrorEvent(message=fault.message))
         if self.cancelled:
             b.status = "cancelled"
         if self.progress_began:

@@ -192,3 +192,7 @@ def on_signals(cleanup: Callable[[], None] = sweep) -> None:
 
     for sig in SIGNALS:
         signal.signal(sig, handler)
+    # A file-size limit (RLIMIT_FSIZE) reached by a write must be EFBIG on that write (the
+    # session log goes on in a new segment), not SIGXFSZ killing the server. Children get
+    # the default back (subprocess's restore_signals).
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -119,8 +119,11 @@ def cache_dir(root: Path) -> Path:
     return user_cache_dir(os.environ) / "sandbox" / f"{root.name or 'root'}-{digest}"
 
 
-def resolve(config: SandboxConfig, root: Path, tmp: Path) -> Sandbox | None:
-    """The sandbox `config` asks for, or None (`off`, or no sandbox on this machine)."""
+def resolve(
+    config: SandboxConfig, root: Path, tmp: Path, *, private: tuple[str, ...] | None = None
+) -> Sandbox | None:
+    """The sandbox `config` asks for, or None (`off`, or no sandbox on this machine).
+    `private`: `server_dirs()` as the caller already computed it (the same for the process)."""
     kind = backend()
     if config.mode == "off" or kind == "none":
         return None
@@ -142,7 +145,7 @@ def resolve(config: SandboxConfig, root: Path, tmp: Path) -> Sandbox | None:
         tmp=str(tmp),
         cache=str(cache),
         backend=kind,
-        private=server_dirs(),
+        private=server_dirs() if private is None else private,
     )
 
 

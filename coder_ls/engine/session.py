@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable
@@ -20,8 +22,10 @@ from coder_ls.protocol.messages import Message, TextBlock, ToolUseBlock
 from coder_ls.protocol.results import HistoryItem
 from coder_ls.protocol.tasks import TaskState
 from coder_ls.store import log as slog
+from coder_ls.store.faults import DiskFull, StorageFault, is_disk_full
 from coder_ls.store.index import SessionIndex
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 HISTORY_LIMIT = 200  # messages a /resume hands the client for its transcript
 CLOSE_WAIT = 10.0  # seconds a closing session waits for its cancelled submissions to clean up
@@ -69,6 +73,9 @@ class Session:
         self.created_at = time.time()
         self.updated_at = self.created_at
         self._log: slog.SessionLog | slog.UnsavedLog | None = log
+        self._unindexed: list[slog.Entry] = []  # appended to the log, not yet to the index
+        self._index_behind = False  # an index update failed: catch up from the log
+        self.forked_from: str | None = None  # the session this one continues (its log was another server's)
         self.persist = persist  # False: `.coder/` cannot be written, the log keeps nothing
         self.transcript: deque[HistoryItem] = deque(maxlen=HISTORY_LIMIT)
         self.closed = False
@@ -110,23 +117,36 @@ class Session:
                 self._log = slog.SessionLog.create(self.root, self.id, str(self.root))
             else:
                 self._log = slog.UnsavedLog(self.id)
-            self.index.upsert_session(
-                self.id,
-                title=self.title,
-                created_at=self.created_at,
-                updated_at=self.updated_at,
-                message_count=self.message_count,
-                model=self.model or "",
-            )
+            try:
+                self.index.upsert_session(
+                    self.id,
+                    title=self.title,
+                    created_at=self.created_at,
+                    updated_at=self.updated_at,
+                    message_count=self.message_count,
+                    model=self.model or "",
+                )
+            except sqlite3.Error as exc:  # derived data: caught up from the log at the boundary
+                log.warning("session index: %s", exc)
+                self._index_behind = True
         return self._log
+
+    def adopt(self, entries: list[slog.Entry]) -> None:
+        """Start this session's log with another's history (a fork), in one write."""
+        self.log().extend(entries)
+        self._index_behind = True  # indexed from the new log at the boundary
+
+    def _append(self, entry: slog.Entry) -> None:
+        """To the log now; to the index at the submission's boundary (`flush_index`)."""
+        self.log().append(entry)
+        self._unindexed.append(entry)
 
     def set_title_from(self, text: str) -> None:
         if self.title:
             return
         title = " ".join(text.split())[:80]
         self.title = title
-        self.log().append(slog.TitleEntry(title=title, ts=time.time()))
-        self.index.set_title(self.id, title)
+        self._append(slog.TitleEntry(title=title, ts=time.time()))
 
     def _remember(self, message: Message) -> None:
         item = history_item(message)
@@ -135,40 +155,67 @@ class Session:
 
     def record_message(self, message: Message, submission_id: str, *, in_context: bool = True) -> None:
         now = time.time()
-        self.log().append(slog.MessageEntry(message=message, submission_id=submission_id, ts=now))
+        self._append(slog.MessageEntry(message=message, submission_id=submission_id, ts=now))
         if in_context:
             self.context.append(message)
         self._remember(message)
         self.message_count += 1
         self.updated_at = now
-        self.index.touch(self.id, now, 1, log_size=self.log().size)
-        text = message.text()
-        if text:
-            self.index.add_message(self.id, message.role, text)
 
     def record_model(self, model: str, provider: str) -> None:
         self.model, self.provider = model, provider
-        self.log().append(slog.ModelEntry(model=model, provider=provider, ts=time.time()))
-        self.index.set_model(self.id, model)
+        self._append(slog.ModelEntry(model=model, provider=provider, ts=time.time()))
 
     def compact(self, summary: str, kept: list[Message] | None = None) -> None:
         """The summary replaces the context (the log keeps the history before it); `kept`
         (the last exchanges, `/compact --keep-last N`) follows it verbatim."""
         kept = list(kept or [])
-        self.log().append(slog.CompactionEntry(summary=summary, kept=kept, ts=time.time()))
+        self._append(slog.CompactionEntry(summary=summary, kept=kept, ts=time.time()))
         self.context = [Message(role="user", content=[TextBlock(text=summary)]), *kept]
         self.last_context_tokens = 0
 
     def record_task(self, state: TaskState) -> None:
         """A `/task` changed: its state, appended to the session log (history only)."""
-        self.log().append(slog.TaskEntry(task=state, ts=time.time()))
+        self._append(slog.TaskEntry(task=state, ts=time.time()))
 
     def clear_context(self) -> None:
         self.context = []
         self.todos = []
         self.last_context_tokens = 0
         if self._log is not None:
-            self._log.append(slog.ClearEntry(ts=time.time()))
+            self._append(slog.ClearEntry(ts=time.time()))
+
+    def flush_index(self) -> StorageFault | None:
+        """Bring the index up to the log, in one transaction (at each submission's end).
+
+        The log is the truth: when the update fails (a full disk), nothing appended is lost,
+        the row keeps its old `log_size` (a restart re-reads the log) and the next flush
+        re-indexes the session from its log. The fault, saying what was kept, is returned.
+        """
+        if self._log is None or (not self._unindexed and not self._index_behind):
+            return None
+        try:
+            if self._index_behind and isinstance(self._log, slog.SessionLog):
+                self.index.reindex(self._log.read())
+            else:
+                self.index.apply(self.id, self._unindexed, created_at=self.created_at, log_size=self._log.size)
+        except sqlite3.Error as exc:
+            self._index_behind = True
+            log.warning("session index behind the log of %s: %s", self.id, exc)
+            kept = (
+                f"the session log kept all {self.message_count} messages; the session index (/sessions, "
+                "/resume by prefix) is behind and catches up from the log"
+            )
+            # Anything but a full disk (a lock held too long by another server) is not the
+            # user's to act on: the next submission catches up.
+            return DiskFull(f"The disk is full ({exc}): {kept} once there is space.") if is_disk_full(exc) else None
+        except (OSError, slog.LogError) as exc:  # the log cannot be read back: try again next time
+            self._index_behind = True
+            log.warning("session index: cannot re-read the log of %s: %s", self.id, exc)
+            return None
+        self._unindexed.clear()
+        self._index_behind = False
+        return None
 
     def sync(self) -> None:
         if self._log is not None and not self._log.closed:
@@ -185,5 +232,10 @@ class Session:
         await self.shell.close()
         await self.agent_shell.close()
         if self._log is not None:
-            self._log.sync()
-            self._log.close()
+            fault = self.flush_index()
+            if fault is not None:
+                log.warning("closing session %s: %s", self.id, fault)
+            try:
+                self._log.sync()
+            finally:
+                self._log.close()

@@ -9,12 +9,18 @@ A clone can ship `.coder/sessions/` too: a well-formed log with a forged convers
 ("you already agreed to ..."). Only the sessions this user's server created here are the
 user's (their ids recorded outside the workspace, `trust.OwnedIds`; the gate's row
 `sessions`): no other log is listed, resolved or loaded, whatever id a client names.
+
+One writer per log: a server holds a session's lock (`store/segments.py`) while it has it
+loaded. A session another server holds (two editor windows, one workspace) is not
+appended to here: it continues as a fork, a new session with the same history, and the
+server says so (a warning, and the `/resume` reply). A lock dies with its process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Container
@@ -59,6 +65,7 @@ class SessionManager:
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self._closing: set[asyncio.Task[None]] = set()
         self.current_id: str | None = None
+        self._forks: dict[str, str] = {}  # a session another server writes -> its fork here
 
     @property
     def index(self) -> SessionIndex:
@@ -94,6 +101,7 @@ class SessionManager:
             if self.current_id is None or self.current_id not in self._sessions:
                 return self.new()
             return self._touch(self._sessions[self.current_id])
+        session_id = self._forks.get(session_id, session_id)
         if session_id in self._sessions:
             return self._touch(self._sessions[session_id])
         session = self._load(session_id)
@@ -118,7 +126,10 @@ class SessionManager:
             return None
         writer: slog.SessionLog | slog.UnsavedLog
         if self.persist:
-            writer = slog.SessionLog.open(self.root, session_id)  # cuts a torn tail, upgrades an old log
+            try:
+                writer = slog.SessionLog.open(self.root, session_id)  # cuts a torn tail, upgrades an old log
+            except slog.LogBusy:
+                return self._fork(session_id, path)
             try:
                 loaded = writer.read()
             except BaseException:
@@ -130,8 +141,26 @@ class SessionManager:
         row = self.index.get(session_id)
         if row is not None:
             session.created_at, session.updated_at = row.created_at, row.updated_at
+        if row is None or row.message_count != loaded.message_count:  # the index is behind its log
+            try:
+                self.index.reindex(loaded)
+            except sqlite3.Error as exc:
+                log.warning("session index behind the log of %s: %s", session_id, exc)
         self._add(session)
         return session
+
+    def _fork(self, session_id: str, path: Path) -> Session:
+        """Another server writes `session_id`: a new session here with the same history."""
+        loaded = slog.read_log(path)
+        fork = Session(uuid.uuid4().hex, self.root, self.host, self.index, loaded=loaded, persist=self.persist)
+        fork.forked_from = session_id
+        if self._owned is not None:
+            self._owned.add(fork.id)
+        fork.adopt(loaded.entries)
+        self._forks[session_id] = fork.id
+        self._add(fork)
+        self.host.show_message("warning", fork_notice(session_id, fork.id))
+        return fork
 
     def _add(self, session: Session) -> None:
         self._sessions[session.id] = session
@@ -160,6 +189,7 @@ class SessionManager:
         return session
 
     def resume(self, session_id: str) -> Session:
+        session_id = self._forks.get(session_id, session_id)
         session = self._sessions.get(session_id) or self._load(session_id)
         if session is None:
             raise UnknownSession(f"Unknown session {session_id!r}.")
@@ -223,3 +253,12 @@ class SessionManager:
             await asyncio.gather(*self._closing, return_exceptions=True)
         if self._index is not None:
             self._index.close()
+
+
+def fork_notice(session_id: str, fork_id: str) -> str:
+    return (
+        f"Session {session_id[:8]} is open in another coder-ls (another editor window on this "
+        f"workspace), which writes its log. It continues here as a new session, {fork_id[:8]}, "
+        "with the same history; what you do here is saved there, and the other window's "
+        "session is left to it."
+    )

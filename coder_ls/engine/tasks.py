@@ -15,7 +15,7 @@ from coder_ls.engine.frame import Task, TaskContext
 from coder_ls.engine.gitops import NotAGitRepo
 from coder_ls.engine.iotasks import ContextTask, CostTask, ExportTask
 from coder_ls.engine.rewind import DiffTurnTask, RewindTask
-from coder_ls.engine.sessions import UnknownSession
+from coder_ls.engine.sessions import UnknownSession, fork_notice
 from coder_ls.protocol.actions import (
     Action,
     ChangeModel,
@@ -426,4 +426,6 @@ class ResumeTask:
         info = manager.session_info(session)
         count = session.message_count
         b.reply = f"Resumed session {session.id[:8]}: {session.title or '(untitled)'} ({count} messages)."
+        if session.forked_from is not None:
+            b.reply += " " + fork_notice(session.forked_from, session.id)
         b.data = ResumedSession(session=info, message_count=count, history=list(session.transcript))

@@ -52,6 +52,7 @@ def enabled(engine: Engine) -> bool:
 async def warm(engine: Engine, delay: float = DELAY) -> None:
     """Build and prepare the configured provider (see the module docstring)."""
     await asyncio.sleep(delay)
+    log.debug("warm-up: started")
     from coder_ls.llm.base import ProviderError
     from coder_ls.llm.models import provider_name
 
@@ -70,6 +71,7 @@ async def warm(engine: Engine, delay: float = DELAY) -> None:
     prepare = getattr(provider, "prepare", None)
     if prepare is None:
         return
+    log.debug("warm-up: preparing the %s provider (SDK import, client)", provider.name)
     try:
         await prepare()
     except Exception:  # a broken SDK install: the first turn reports it

@@ -6,6 +6,8 @@ Derived data only. The JSONL logs are the truth; the index serves `/sessions`, `
 - a missing, corrupt or older-schema index is rebuilt when `SessionIndex` opens it;
 - `refresh_from_logs()` re-reads only the logs whose size differs from what the index
   recorded (`log_size`), e.g. after a kill -9 between a log append and the index update;
+- `reindex()` replaces one session's rows with what its log holds: the engine calls it
+  when an update failed (a full disk) or a loaded log's message count differs from the row;
 - `rebuild_from_logs()` starts over from every log.
 
 The connection belongs to one thread (the asyncio loop). Writes are autocommit unless
@@ -35,6 +37,7 @@ from coder_ls.store.log import (
     list_log_ids,
     read_log,
 )
+from coder_ls.store.segments import total_size
 from coder_ls.store.timefmt import format_time
 
 SCHEMA_VERSION = 1
@@ -222,9 +225,7 @@ class SessionIndex:
             ),
         )
 
-    def touch(
-        self, session_id: str, updated_at: float, message_delta: int = 0, *, log_size: int | None = None
-    ) -> bool:
+    def touch(self, session_id: str, updated_at: float, message_delta: int = 0, *, log_size: int | None = None) -> bool:
         """Bump the last update (never backwards) and the message count; False if unknown.
 
         Pass the log's size (`SessionLog.size`) so `refresh_from_logs()` can tell this row
@@ -263,6 +264,26 @@ class SessionIndex:
         if not entries:
             return
         with self.batch():
+            self._record(session_id, entries, log_size=log_size)
+
+    def apply(self, session_id: str, entries: Sequence[Entry], *, created_at: float, log_size: int | None) -> None:
+        """A submission's entries, and the session's row if it has none yet: all of it in
+        one transaction, so that a failure (a full disk) leaves the row's `log_size` behind
+        the log and a refresh re-reads it."""
+        with self.batch():
+            self._conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, created_at, updated_at, log_size) VALUES (?, ?, ?, ?)",
+                (session_id, created_at, created_at, log_size),
+            )
+            self._record(session_id, entries, log_size=log_size)
+
+    def reindex(self, loaded: LoadedSession) -> None:
+        """Replace one session's rows with what its log holds."""
+        with self.batch():
+            self._index_loaded(loaded)
+
+    def _record(self, session_id: str, entries: Sequence[Entry], *, log_size: int | None) -> None:
+        if entries:
             count = 0
             for entry in entries:
                 if isinstance(entry, MessageEntry):
@@ -297,9 +318,7 @@ class SessionIndex:
         return [SessionRow(*row) for row in rows]
 
     def get(self, session_id: str) -> SessionRow | None:
-        row = self._conn.execute(
-            f"SELECT {_ROW_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
-        ).fetchone()
+        row = self._conn.execute(f"SELECT {_ROW_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return SessionRow(*row) if row else None
 
     def resolve(self, prefix: str) -> SessionRow | AmbiguousPrefix | None:
@@ -311,8 +330,7 @@ class SessionIndex:
         if exact is not None:
             return exact
         rows = self._conn.execute(
-            f"SELECT {_ROW_COLUMNS} FROM sessions WHERE substr(id, 1, ?) = ?"
-            " ORDER BY updated_at DESC, id LIMIT 10",
+            f"SELECT {_ROW_COLUMNS} FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY updated_at DESC, id LIMIT 10",
             (len(prefix), prefix),
         ).fetchall()
         if not rows:
@@ -403,7 +421,7 @@ class SessionIndex:
         on_disk = set(list_log_ids(self.root))
         for sid in on_disk:
             try:
-                size = os.stat(sessions_dir / f"{sid}.jsonl").st_size
+                size = total_size(sessions_dir / f"{sid}.jsonl")
             except OSError:
                 continue
             if sid not in known or known[sid] != size:

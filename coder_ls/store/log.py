@@ -12,200 +12,84 @@ each submission boundary, so a SIGKILL or power loss costs at most the submissio
 flight. A crash mid-write leaves a torn last line: readers ignore it and `open()` cuts it
 off before appending. A corrupt line elsewhere is skipped and counted, never fatal.
 
-Versions: `MIGRATIONS[n]` turns the raw records (header first) of a version-`n` log into
-version `n + 1`. Readers migrate in memory; `SessionLog.open()` rewrites an old log
-atomically before appending to it.
+Versions (`store/migrations.py`): readers migrate in memory; `SessionLog.open()` rewrites
+an old log atomically before appending to it. Segments and the one-writer lock:
+`store/segments.py`; a full disk or a file-size limit: `store/faults.py`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from coder_ls.protocol.tasks import TaskState
+from coder_ls.store.faults import is_too_large, raise_fault
 from coder_ls.store.gitignore import ensure_sessions_dir, fsync_dir, state_paths, write_atomic
+from coder_ls.store.migrations import MIGRATIONS, RawRecord, migrate
+from coder_ls.store.records import (
+    _SESSION_ID,
+    LOG_VERSION,
+    SHELL_OUTPUT_CAP,
+    ClearEntry,
+    CompactionEntry,
+    CorruptLog,
+    Entry,
+    Header,
+    LoadedSession,
+    LogBusy,
+    LogError,
+    MessageEntry,
+    ModelEntry,
+    ShellEntry,
+    TaskEntry,
+    TitleEntry,
+    UnsupportedLogVersion,
+    _encoder,
+    _entries_decoder,
+    _entry_decoder,
+    _header_decoder,
+    derive_title,
+)
+from coder_ls.store.segments import (
+    SEGMENT_BYTES,
+    committed_size,
+    compress_in_background,
+    read_segments,
+    segment_path,
+    segment_paths,
+    text_size,
+    try_lock,
+    write_all,
+)
 
-LOG_VERSION = 1
-SHELL_OUTPUT_CAP = 64 * 1024  # characters of `!cmd` output kept in the log
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_TAIL_CHUNK = 64 * 1024
-
-
-class LogError(Exception):
-    """A session log cannot be used."""
-
-
-class CorruptLog(LogError):
-    """The header is missing or unreadable (the entries alone are never fatal)."""
-
-
-class UnsupportedLogVersion(LogError):
-    """The log was written by a newer coder-ls."""
-
-
-# --------------------------------------------------------------------------- records
-
-
-class Header(msgspec.Struct, tag_field="type", tag="header", rename="camel", kw_only=True):
-    version: int
-    id: str
-    created_at: float
-    cwd: str
-
-
-class _Entry(msgspec.Struct, tag_field="type", rename="camel", kw_only=True):
-    ts: float = msgspec.field(default_factory=time.time)
-
-
-class MessageEntry(_Entry, tag="message"):
-    """A message of the model context: user text, assistant turn, or tool results."""
-
-    message: Message
-    submission_id: str | None = None
-
-
-class ClearEntry(_Entry, tag="clear"):
-    """`/clear`: the context is empty from here on (earlier entries remain as history)."""
-
-
-class CompactionEntry(_Entry, tag="compaction"):
-    """A summary that replaces everything before it in the context, followed by the
-    exchanges `/compact --keep-last N` kept verbatim."""
-
-    summary: str
-    kept: list[Message] = msgspec.field(default_factory=list)
-
-
-class ModelEntry(_Entry, tag="model"):
-    model: str
-    provider: str = ""
-
-
-class TitleEntry(_Entry, tag="title"):
-    title: str
-
-
-class ShellEntry(_Entry, tag="shell"):
-    """What a `!cmd` ran (history only; not part of the model context)."""
-
-    command: str
-    exit_code: int | None  # None: killed or timed out
-    output: str = ""
-    submission_id: str | None = None
-    truncated: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.truncated and len(self.output) > SHELL_OUTPUT_CAP:
-            half = SHELL_OUTPUT_CAP // 2
-            dropped = len(self.output) - 2 * half
-            marker = f"\n[... {dropped} characters not logged ...]\n"
-            self.output = self.output[:half] + marker + self.output[-half:]
-            self.truncated = True
-
-
-class TaskEntry(_Entry, tag="task"):
-    """A `/task`'s state after one of its changes (contract section 14; history only)."""
-
-    task: TaskState
-    version: int = 1
-
-
-Entry = MessageEntry | ClearEntry | CompactionEntry | ModelEntry | TitleEntry | ShellEntry | TaskEntry
-
-_encoder = msgspec.json.Encoder()
-_entry_decoder = msgspec.json.Decoder(Entry)
-_entries_decoder = msgspec.json.Decoder(list[Entry])
-_header_decoder = msgspec.json.Decoder(Header)
-
-
-class LoadedSession(msgspec.Struct, kw_only=True):
-    """A log as read back: the full history and the derived model context."""
-
-    header: Header
-    entries: list[Entry]
-    context: list[Message]  # after the last /clear; a compaction summary comes first
-    model: ModelEntry | None
-    title: str | None  # the last TitleEntry, if any
-    message_count: int  # every MessageEntry in the history
-    updated_at: float  # ts of the last entry (the header's createdAt when there is none)
-    skipped_lines: int = 0  # corrupt lines skipped in the middle of the file
-    torn_tail: bool = False  # a partial last line (a crash mid-write) was ignored
-    size: int = 0  # bytes of whole lines (what `open()` keeps)
-
-    @property
-    def id(self) -> str:
-        return self.header.id
-
-    @property
-    def display_title(self) -> str:
-        """The title, else the first line of the first user text, else ''."""
-        return self.title if self.title else derive_title(self.entries)
-
-
-def derive_title(entries: Iterable[Entry], limit: int = 80) -> str:
-    for entry in entries:
-        if isinstance(entry, MessageEntry) and entry.message.role == "user":
-            text = entry.message.text().strip()
-            if text:
-                line = text.splitlines()[0].strip()
-                return line if len(line) <= limit else line[: limit - 1] + "…"
-    return ""
-
-
-# --------------------------------------------------------------------------- migrations
-
-RawRecord = dict[str, Any]
-Migration = Callable[[list[RawRecord]], list[RawRecord]]
-
-
-def _v0_to_v1(records: list[RawRecord]) -> list[RawRecord]:
-    """v0 (prototype logs): header without `version`, `created` as ISO text, `workdir`;
-    messages as `{"type":"msg","role","text"}`; `{"type":"model","name"}`."""
-    from coder_ls.store.timefmt import parse_iso
-
-    head, *rest = records
-    created: Any = head.get("createdAt", head.get("created")) or 0.0
-    header: RawRecord = {
-        "type": "header",
-        "id": head["id"],
-        "createdAt": parse_iso(created) if isinstance(created, str) else float(created),
-        "cwd": head.get("cwd", head.get("workdir", "")),
-    }
-    out = [header]
-    for rec in rest:
-        kind = rec.get("type")
-        ts = rec.get("ts", header["createdAt"])
-        if kind == "msg":
-            message = {"role": rec.get("role"), "content": [{"type": "text", "text": rec.get("text", "")}]}
-            out.append({"type": "message", "message": message, "submissionId": None, "ts": ts})
-        elif kind == "model":
-            out.append({"type": "model", "model": rec.get("name", ""), "provider": "", "ts": ts})
-        else:  # clear, title: unchanged
-            out.append(rec)
-    return out
-
-
-MIGRATIONS: dict[int, Migration] = {0: _v0_to_v1}
-
-
-def migrate(records: list[RawRecord]) -> list[RawRecord]:
-    """Raw records (header first) of any known version -> the current version. Pure."""
-    version = records[0].get("version", 0)
-    if not isinstance(version, int) or version > LOG_VERSION:
-        raise UnsupportedLogVersion(f"log version {version!r}; this coder-ls reads up to {LOG_VERSION}")
-    while version < LOG_VERSION:
-        records = MIGRATIONS[version](records)
-        version += 1
-        records[0] = {**records[0], "version": version}
-    return records
-
+__all__ = [  # the records and migrations live in their own modules; the log's readers import them here
+    "LOG_VERSION",
+    "MIGRATIONS",
+    "SHELL_OUTPUT_CAP",
+    "ClearEntry",
+    "CompactionEntry",
+    "CorruptLog",
+    "Entry",
+    "Header",
+    "LoadedSession",
+    "LogBusy",
+    "LogError",
+    "MessageEntry",
+    "ModelEntry",
+    "RawRecord",
+    "ShellEntry",
+    "TaskEntry",
+    "TitleEntry",
+    "UnsupportedLogVersion",
+    "derive_title",
+    "migrate",
+]
 
 # --------------------------------------------------------------------------- reading
 
@@ -356,9 +240,8 @@ def _load(header: Header, entries: list[Entry], *, skipped: int, torn: bool, siz
 
 
 def read_log(path: str | os.PathLike[str]) -> LoadedSession:
-    """Read a log file (no lock, no repair)."""
-    with open(path, "rb") as f:
-        return parse_log(f.read())
+    """Read a log, every segment of it (no lock, no repair)."""
+    return parse_log(read_segments(Path(path)))
 
 
 def log_path(root: str | os.PathLike[str], session_id: str) -> Path:
@@ -384,36 +267,28 @@ def check_session_id(session_id: str) -> None:
 # --------------------------------------------------------------------------- writing
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _committed_size(path: Path) -> int:
-    """Length of the file up to and including its last newline."""
-    with open(path, "rb") as f:
-        end = f.seek(0, os.SEEK_END)
-        pos = end
-        while pos > 0:
-            start = max(0, pos - _TAIL_CHUNK)
-            f.seek(start)
-            chunk = f.read(pos - start)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                return start + nl + 1
-            pos = start
-        return 0
+def _lock(path: Path) -> int:
+    fd = try_lock(path)
+    if fd is None:
+        raise LogBusy(f"{path.name} is being written by another coder-ls")
+    return fd
 
 
 class SessionLog:
     """The writer of one session's log (one per session, on the engine's thread)."""
 
-    def __init__(self, path: Path, session_id: str, fd: int, size: int) -> None:
-        self.path = path
+    def __init__(
+        self, path: Path, session_id: str, fd: int, size: int, *, lock: int, segment: int = 0, segment_size: int = -1
+    ) -> None:
+        self.path = path  # the first segment
         self.session_id = session_id
         self._fd: int | None = fd
-        self._size = size
+        self._lock: int | None = lock
+        self._size = size  # every segment
+        self._segment = segment  # the one appended to
+        self._segment_size = size if segment_size < 0 else segment_size
+        self.segment_bytes = SEGMENT_BYTES
+        self._compressing: list[threading.Thread] = []
 
     @classmethod
     def create(
@@ -421,24 +296,51 @@ class SessionLog:
     ) -> SessionLog:
         """A new log with its header, durable on return. `FileExistsError` if the id is taken."""
         path = log_path(root, session_id)
-        ensure_sessions_dir(root)
         created = time.time() if created_at is None else created_at
         header = Header(version=LOG_VERSION, id=session_id, created_at=created, cwd=cwd)
         line = _encoder.encode(header) + b"\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            _write_all(fd, line)
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
+            ensure_sessions_dir(root)
+            lock = _lock(path)
+        except OSError as exc:
+            raise_fault(exc, path, "the session was not created")
             raise
-        fsync_dir(path.parent)
-        return cls(path, session_id, fd, len(line))
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        except BaseException:
+            os.close(lock)
+            raise
+        try:
+            write_all(fd, line)
+            os.fsync(fd)
+            fsync_dir(path.parent)
+        except BaseException as exc:
+            os.close(fd)
+            os.close(lock)
+            if isinstance(exc, OSError):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                raise_fault(exc, path, "the session was not created")
+                raise
+            raise
+        return cls(path, session_id, fd, len(line), lock=lock)
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], session_id: str) -> SessionLog:
-        """Open an existing log for appending: cut a torn tail, upgrade an old version."""
+        """Open an existing log for appending: cut a torn tail, upgrade an old version.
+        `LogBusy` when another server holds the session's lock."""
         path = log_path(root, session_id)
+        if not path.exists():
+            raise FileNotFoundError(path)
+        lock = _lock(path)
+        try:
+            return cls._open_locked(path, session_id, lock)
+        except BaseException:
+            os.close(lock)
+            raise
+
+    @classmethod
+    def _open_locked(cls, path: Path, session_id: str, lock: int) -> SessionLog:
         with open(path, "rb") as f:
             first = f.readline()
         if not first.endswith(b"\n"):
@@ -453,11 +355,14 @@ class SessionLog:
             loaded = read_log(path)  # migrates, or raises UnsupportedLogVersion
             data = b"".join(_encoder.encode(r) + b"\n" for r in [loaded.header, *loaded.entries])
             write_atomic(path, data)
-        size = _committed_size(path)
-        if size != path.stat().st_size:
-            os.truncate(path, size)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        return cls(path, session_id, fd, size)
+        segments = segment_paths(path)
+        last = segments[-1]
+        size = committed_size(last)
+        if size != last.stat().st_size:
+            os.truncate(last, size)
+        before = sum(text_size(p) for p in segments[:-1])
+        fd = os.open(last, os.O_WRONLY | os.O_APPEND)
+        return cls(path, session_id, fd, before + size, lock=lock, segment=len(segments) - 1, segment_size=size)
 
     @property
     def size(self) -> int:
@@ -484,17 +389,52 @@ class SessionLog:
             self._write(data)
 
     def _write(self, data: bytes) -> None:
+        try:
+            self._write_segment(data)
+        except OSError as exc:
+            if not is_too_large(exc) or self._segment_size == 0:
+                raise_fault(exc, self.path, "this entry was not kept; everything before it was")
+                raise
+            try:
+                self._next_segment()  # EFBIG: the file-size limit; go on in a new segment
+                self._write_segment(data)
+            except OSError as again:
+                raise_fault(again, self.path, "this entry was not kept; everything before it was")
+                raise
+        if self._segment_size >= self.segment_bytes:  # a long session: close this one, compress it
+            closed = segment_path(self.path, self._segment)
+            with contextlib.suppress(OSError):  # could not move on: stay in this one
+                self._next_segment()
+                if self._segment > 1:  # segment 0 (the header) stays plain
+                    self._compressing.append(compress_in_background(closed))
+
+    def _write_segment(self, data: bytes) -> None:
         fd = self._fileno()
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
         except BaseException:
-            # A partial line (ENOSPC, signal) must not glue itself to the next append.
+            # A partial line (ENOSPC, EFBIG, signal) must not glue itself to the next append.
             try:
-                os.ftruncate(fd, self._size)
+                os.ftruncate(fd, self._segment_size)
             except OSError:
                 pass
             raise
         self._size += len(data)
+        self._segment_size += len(data)
+
+    def _next_segment(self) -> None:
+        """Close the current segment (synced) and append to a new, empty one."""
+        fd = self._fileno()
+        os.fsync(fd)
+        path = segment_path(self.path, self._segment + 1)
+        new = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        fsync_dir(path.parent)
+        os.close(fd)
+        self._fd, self._segment, self._segment_size = new, self._segment + 1, 0
+
+    @property
+    def segments(self) -> int:
+        return self._segment + 1
 
     def sync(self) -> None:
         """Make everything appended so far durable (call at each submission boundary)."""
@@ -507,6 +447,11 @@ class SessionLog:
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)
+        for thread in self._compressing:
+            thread.join()
+        if self._lock is not None:
+            lock, self._lock = self._lock, None
+            os.close(lock)  # the session is free for another server
 
     def __enter__(self) -> SessionLog:
         return self

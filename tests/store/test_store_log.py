@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from coder_ls.store.faults import DiskFull
 from coder_ls.store.log import (
     LOG_VERSION,
     MIGRATIONS,
@@ -237,7 +238,7 @@ def test_failed_write_does_not_glue_lines(tmp_path: Path, monkeypatch: pytest.Mo
             return real_write(fd, view)
 
         monkeypatch.setattr(logmod.os, "write", half_then_fail)
-        with pytest.raises(OSError):
+        with pytest.raises(DiskFull, match="this entry was not kept; everything before it was"):
             log.append(user("this one fails"))
         monkeypatch.undo()
         log.append(user("next"))
