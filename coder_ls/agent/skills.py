@@ -82,15 +82,16 @@ class SkillInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, fro
 
 def make_skill_tool() -> Tool[SkillInput]:
     async def run(ctx: ToolContext, inp: SkillInput) -> ToolOutput:
-        from coder_ls.engine.commands.expand import INLINE, expand_arguments
+        from coder_ls.engine.commands.expand import INLINE, ExpandVars, expand_arguments, inline_command
 
         skills = {s.name: s for s in ctx.skills()}
         skill = skills.get(inp.name.strip().lstrip("/"))
         if skill is None:
             known = ", ".join(sorted(skills)) or "none"
             raise ToolError(f"no skill named {inp.name!r}. Skills: {known}.")
-        body = INLINE.sub(lambda m: f"[run `{m.group(1).strip()}` with bash if you need its output]", skill.body)
-        expanded = expand_arguments(body, inp.args.strip(), skill.skill_dir)
+        body = INLINE.sub(lambda m: f"[run `{inline_command(m)}` with bash if you need its output]", skill.body)
+        variables = ExpandVars(skill.skill_dir, skill.plugin_root, project_dir=ctx.root)
+        expanded = expand_arguments(body, inp.args.strip() or None, variables)
         text = expanded.text[:BODY_MAX_CHARS]
         ctx.used_skills[skill.name] = text
         return ToolOutput(f"Skill {skill.name} loaded. Follow these instructions:\n\n{text}")

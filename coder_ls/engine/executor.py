@@ -22,7 +22,7 @@ from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.files import load_commands, signature, source_dirs
+from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, signature, source_dirs
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.config import ConfigStore, describe
 from coder_ls.engine.dispatch import (
@@ -87,6 +87,7 @@ class Engine:
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = source_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
+        self._parsed = ParseCache()  # command files by (path, mtime, size)
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
         self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (engine/trust.py)
         self.refresh_commands()
@@ -202,9 +203,11 @@ class Engine:
         out = []
         for info in self.registry.catalog():
             c = self.registry.get(info.name)
-            if c is None or c.source != "skill" or c.meta is None or c.meta.disable_model_invocation:
+            if c is None or not c.is_skill or c.meta is None or c.meta.disable_model_invocation:
                 continue
-            out.append(SkillInfo(c.name, c.description, c.meta.when_to_use, c.body, c.skill_dir))
+            out.append(
+                SkillInfo(c.name, c.description, c.meta.when_to_use, c.body, c.skill_dir, c.plugin_root, c.origin)
+            )
         return out
 
     # -- prompt commands from files ---------------------------------------------------------
@@ -216,18 +219,17 @@ class Engine:
             return False
         self._command_signature = sig
         commands, problems = load_commands(
-            self._command_dirs,
-            self.registry.local_names(),
-            self.registry.builtin_names(),
-            trusted=self.config_store.workspace_trusted(),
+            self._command_dirs, trusted=self.config_store.workspace_trusted(), cache=self._parsed
         )
+        changed = self.registry.set_extra(commands)
+        problems += [LoadProblem(s.hidden.path, s.message()) for s in self.registry.shadowed if s.hidden.path]
         seen = {(str(p.path), p.message) for p in problems}
         for problem in problems:
             if (str(problem.path), problem.message) not in self._command_problems:
                 log.warning("%s", problem.describe())
                 self.host.show_message("warning", problem.describe())
         self._command_problems = seen
-        return self.registry.set_extra(commands)
+        return changed
 
     def command_watch_dirs(self) -> list[Path]:
         return [d.path for d in self._command_dirs]

@@ -29,10 +29,12 @@ class CommandInfo(Wire, omit_defaults=True):
     description: str
     argument_hint: str
     kind: Literal["local", "prompt", "agent"]
-    source: Literal["builtin", "workspace", "user", "skill"]
+    source: Literal["builtin", "workspace", "user", "skill", "plugin", "bundled", "managed", "mcp"]
     path: str | None = None
     user_invocable: bool | None = None
     model_invocable: bool | None = None
+    shadows: list[str] | None = None  # what this entry hides: files (or built-ins) of the same name
+    namespace: str | None = None  # the sub-folder of `/dev:review`, or the plugin of `/plugin:name`
 
 
 class CommandCatalog(Tagged, tag="commands"):

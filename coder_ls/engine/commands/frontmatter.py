@@ -1,9 +1,11 @@
 """Front matter of command and skill files: YAML between `---` lines.
 
-Parsed with PyYAML's safe loader (a real YAML parser: lists, quoting, block scalars),
-after dropping a byte-order mark and turning CRLF into LF. Unknown keys are ignored;
-a known key of the wrong type, or YAML that does not parse, is a `FrontMatterError`
-whose message says what is wrong (the caller names the file).
+Parsed with PyYAML's safe loader (the C one when PyYAML has libyaml), after dropping a
+byte-order mark and turning CRLF into LF. Unknown keys are ignored. Like Claude Code, a
+file whose front matter is not YAML still loads (`parse_lenient`): its `key: value` lines
+are read as text, and a known key of the wrong type is left out; each such problem comes
+back as a message (the caller warns once, naming the file). Only a front matter with no
+closing `---` is a `FrontMatterError`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ class CommandMeta(msgspec.Struct, frozen=True):
     agent: str = ""
     disable_model_invocation: bool = False
     user_invocable: bool = True
+    max_turns: int | None = None  # an agent's `maxTurns`
+    permission_mode: str = ""  # an agent's `permissionMode` (never widens: see agentdefs.py)
+    color: str = ""  # an agent's `color` (no display here: noted once)
+    hooks: bool = False  # an agent's `hooks:` were given (not run from an agent file: noted once)
 
 
 _TEXT_KEYS = {
@@ -64,6 +70,10 @@ def split(text: str) -> tuple[str | None, str]:
     raise FrontMatterError("the front matter has no closing '---' line")
 
 
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
 def _text(key: str, value: Any) -> str:
     if value is None:
         return ""
@@ -72,50 +82,156 @@ def _text(key: str, value: Any) -> str:
     return str(value).strip()
 
 
+def _bool(key: str, value: Any) -> bool:
+    """`true`/`false`, and what people write for them: `1`/`0`, `"true"`, `yes`/`no`."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower() if isinstance(value, str | int) else None
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise FrontMatterError(f"'{key}' must be true or false, not {value!r}")
+
+
 def _tools(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        return tuple(t.strip() for t in value.split(",") if t.strip())
+        return split_tools(value)
     if isinstance(value, list) and all(isinstance(t, str) for t in value):
         return tuple(t.strip() for t in value if t.strip())
     raise FrontMatterError("'allowed-tools' must be a list of tool names or one comma-separated string")
 
 
-def parse(text: str) -> tuple[CommandMeta, str]:
-    """(the metadata, the body) of a command or skill file."""
-    raw, body = split(text)
-    if raw is None or not raw.strip():
-        return CommandMeta(), body
+def split_tools(value: str) -> tuple[str, ...]:
+    """One string of tools: split on commas and on the spaces between entries, never
+    inside parentheses (`Bash(git add *) Bash(git commit *)` is two entries)."""
+    out: list[str] = []
+    word, depth = "", 0
+    for ch in value:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        if depth == 0 and (ch == "," or ch.isspace()):
+            if word.strip():
+                out.append(word.strip())
+            word = ""
+            continue
+        word += ch
+    if word.strip():
+        out.append(word.strip())
+    return tuple(out)
+
+
+def _load_yaml(raw: str) -> Any:
     import yaml  # only files with front matter pay for the import
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when built with libyaml
+    return yaml.load(raw, Loader=loader)  # a safe loader (C or Python)
+
+
+_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)[ \t]*:[ \t]?(.*)$")
+_ITEM = re.compile(r"^[ \t]+-[ \t]+(.*)$")
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _lenient(raw: str) -> dict[str, Any]:
+    """What Claude Code still reads from front matter that is not YAML: `key: value` lines
+    (the value taken as text up to the line's end, colons and all), a key's `- item`
+    lines, and indented lines continuing the value before them."""
+    data: dict[str, Any] = {}
+    key: str | None = None
+    for line in raw.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if (m := _LINE.match(line)) is not None:
+            key = m.group(1)
+            value = m.group(2).strip()
+            data[key] = _unquote(value) if value not in ("|", ">", "|-", ">-") else ""
+            continue
+        if key is None:
+            continue
+        item = _ITEM.match(line)
+        if item is not None and (isinstance(data.get(key), list) or data.get(key) == ""):
+            items = data[key] if isinstance(data[key], list) else []
+            items.append(_unquote(item.group(1)))
+            data[key] = items
+        elif line[:1].isspace() and isinstance(data.get(key), str):
+            data[key] = f"{data[key]} {line.strip()}".strip()
+    return data
+
+
+def parse(text: str) -> tuple[CommandMeta, str]:
+    """(the metadata, the body) of a command or skill file; a problem with the metadata
+    raises (the strict reading the project's own tests use). See `parse_lenient`."""
+    meta, body, problems = parse_lenient(text)
+    if problems:
+        raise FrontMatterError(problems[0])
+    return meta, body
+
+
+def parse_lenient(text: str) -> tuple[CommandMeta, str, list[str]]:
+    """(the metadata that could be read, the body, what could not be read). Claude Code
+    loads a file whose front matter is not YAML (an unquoted colon in `description:`)
+    with the keys it can still read; so does this, and says what it left out."""
+    raw, body = split(text)
+    if raw is None or not raw.strip():
+        return CommandMeta(), body, []
     raw = _HINT_LINE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), raw)
+    problems: list[str] = []
     try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
+        data = _load_yaml(raw)
+    except Exception as exc:  # yaml.YAMLError (kept lazy: yaml is imported on first use)
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FrontMatterError(f"the front matter is not valid YAML{where}: {problem}") from None
+        problems.append(f"the front matter is not valid YAML{where}: {problem}; read line by line instead")
+        data = _lenient(raw)
     if data is None:
-        return CommandMeta(), body
+        return CommandMeta(), body, problems
     if not isinstance(data, dict):
-        raise FrontMatterError(f"the front matter must be a mapping of keys, not {type(data).__name__}")
+        problems.append(f"the front matter must be a mapping of keys, not {type(data).__name__} (ignored)")
+        return CommandMeta(), body, problems
     values: dict[str, Any] = {}
     for key, value in data.items():
         if not isinstance(key, str):
             continue
         k = key.strip().lower()
-        if k in _TEXT_KEYS:
-            values[_TEXT_KEYS[k]] = _text(k, value)
-        elif k in _BOOL_KEYS:
-            if not isinstance(value, bool):
-                raise FrontMatterError(f"'{k}' must be true or false, not {value!r}")
-            values[_BOOL_KEYS[k]] = value
-        elif k == "allowed-tools":
-            values["allowed_tools"] = _tools(value)
-        elif k == "tools":
-            values["tools"] = _tools(value)
+        try:
+            if k in _TEXT_KEYS:
+                values[_TEXT_KEYS[k]] = _text(k, value)
+            elif k in _BOOL_KEYS:
+                values[_BOOL_KEYS[k]] = _bool(k, value)
+            elif k == "allowed-tools":
+                values["allowed_tools"] = _tools(value)
+            elif k == "tools":
+                values["tools"] = _tools(value)
+            elif k in _EXTRA_KEYS:
+                values[_EXTRA_KEYS[k]] = _extra(k, value)
+        except FrontMatterError as exc:
+            problems.append(f"{exc} (ignored)")
     if values.get("context") not in (None, "", "fork"):
-        raise FrontMatterError(f"'context' must be 'fork', not {values['context']!r}")
-    return CommandMeta(**values), body
+        problems.append(f"'context' must be 'fork', not {values.pop('context')!r} (ignored)")
+    return CommandMeta(**values), body, problems
+
+
+# Agent-definition keys (Claude Code's subagent front matter), read for what is safe to honour.
+_EXTRA_KEYS = {"maxturns": "max_turns", "permissionmode": "permission_mode", "color": "color", "hooks": "hooks"}
+
+
+def _extra(key: str, value: Any) -> Any:
+    if key == "maxturns":
+        if isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip().isdigit():
+            raise FrontMatterError(f"'maxTurns' must be a whole number, not {value!r}")
+        return int(str(value).strip())
+    if key == "hooks":
+        return value is not None and value != {} and value != ""
+    return _text(key, value)
