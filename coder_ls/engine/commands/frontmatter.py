@@ -10,6 +10,7 @@ closing `---` is a `FrontMatterError`.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -125,11 +126,25 @@ def split_tools(value: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _load_yaml(raw: str) -> Any:
+@functools.cache
+def _loader() -> Any:
+    """PyYAML's safe loader (the C one when built with libyaml) reading booleans as YAML 1.2
+    does, as Claude Code's parser does: only `true`/`false` (`description: On`, `name: no`
+    are text, not booleans)."""
     import yaml  # only files with front matter pay for the import
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when built with libyaml
-    return yaml.load(raw, Loader=loader)  # a safe loader (C or Python)
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    bool_tag = "tag:yaml.org,2002:bool"
+    resolvers = {k: [(t, rx) for t, rx in v if t != bool_tag] for k, v in base.yaml_implicit_resolvers.items()}
+    loader: Any = type("FrontMatterLoader", (base,), {"yaml_implicit_resolvers": resolvers})
+    loader.add_implicit_resolver(bool_tag, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+    return loader
+
+
+def _load_yaml(raw: str) -> Any:
+    import yaml
+
+    return yaml.load(raw, Loader=_loader())  # a safe loader (C or Python)
 
 
 _LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)[ \t]*:[ \t]?(.*)$")
