@@ -306,6 +306,7 @@ class Turn:
                 root=self.turn.root,
                 check_command=self.check_in_cwd,
                 turn_grants=self.turn_grants,
+                skill_dirs=self.ctx.skill_dirs(),
             )
             text, is_error = "", False
             if decision.action == "deny":
