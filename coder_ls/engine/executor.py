@@ -214,6 +214,10 @@ class Engine:
     def refresh_commands(self) -> bool:
         """Reload the command and skill files when they changed; True if the catalog did.
         A file that cannot be used is skipped with one warning (until its problem changes)."""
+        from coder_ls.engine.commands.plugins import installed, plugin_sources, plugins_dir
+
+        found, plugin_problems = installed(self.env)  # a plugin installed or switched since
+        self._command_dirs = source_dirs(self.root, self.env, plugin_sources(found))
         sig = signature(self._command_dirs)
         if sig == self._command_signature:
             return False
@@ -223,6 +227,7 @@ class Engine:
         )
         changed = self.registry.set_extra(commands)
         problems += [LoadProblem(s.hidden.path, s.message()) for s in self.registry.shadowed if s.hidden.path]
+        problems += [LoadProblem(plugins_dir(self.env), p) for p in plugin_problems]
         seen = {(str(p.path), p.message) for p in problems}
         for problem in problems:
             if (str(problem.path), problem.message) not in self._command_problems:
@@ -232,7 +237,9 @@ class Engine:
         return changed
 
     def command_watch_dirs(self) -> list[Path]:
-        return [d.path for d in self._command_dirs]
+        from coder_ls.engine.commands.plugins import plugins_dir
+
+        return [d.path for d in self._command_dirs if d.source != "plugin"] + [plugins_dir(self.env)]
 
     def announce_commands_changed(self) -> None:
         session = self.sessions.loaded(None)
@@ -415,13 +422,26 @@ class Engine:
             agent_defs=self.agent_defs,
             models=lambda current: self.agent.models(self.config, current),
             owned_tasks=self.owned_tasks,
+            env=self.env,
+            refresh_commands=self._refresh_and_announce,
         )
+
+    def _refresh_and_announce(self) -> bool:
+        changed = self.refresh_commands()
+        if changed:
+            self.announce_commands_changed()
+        return changed
 
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""
         from coder_ls.engine.commands.agentdefs import agent_dirs, load_agents
+        from coder_ls.engine.commands.plugins import installed, plugin_agent_dirs
 
-        defs, problems = load_agents(agent_dirs(self.root, self.env), trusted=self.config_store.workspace_trusted())
+        defs, problems = load_agents(
+            agent_dirs(self.root, self.env),
+            trusted=self.config_store.workspace_trusted(),
+            plugins=plugin_agent_dirs(installed(self.env)[0]),
+        )
         for problem in problems:
             key = (str(problem.path), problem.message)
             if key not in self._command_problems:

@@ -191,6 +191,22 @@ class UsageData(Tagged, tag="usage"):
     steps: int = 0
 
 
+class PluginInfo(msgspec.Struct, rename="camel", kw_only=True):
+    name: str
+    path: str  # its folder
+    enabled: bool
+    version: str = ""
+    description: str = ""
+    commands: list[str] = msgspec.field(default_factory=list)  # the slash commands and skills it adds now
+
+
+class PluginList(Tagged, tag="plugins"):
+    """`/plugin`: the installed plugins (Claude Code's plugin folders)."""
+
+    plugins: list[PluginInfo]
+    marketplaces: dict[str, str] = msgspec.field(default_factory=dict)  # added by name -> folder or URL
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -207,6 +223,7 @@ Data = (
     | AgentsData
     | TaskData
     | TaskList
+    | PluginList
 )
 
 

@@ -33,12 +33,19 @@ TOOL_NAMES = {  # Claude Code's tool names (lower-cased) -> ours
 }
 
 
+# Claude Code's tools that run without asking here anyway (the policy's ALWAYS_ALLOWED):
+# naming them grants nothing and is no problem.
+ALWAYS_RUN = frozenset({"task", "skill", "todowrite", "todoread"})
+
+
 def parse_allowed_tools(entries: tuple[str, ...]) -> tuple[tuple[ToolGrant, ...], list[str]]:
     """(the grants, a problem per entry that grants nothing)."""
     grants: list[ToolGrant] = []
     problems: list[str] = []
     for entry in entries:
         m = _ENTRY.match(entry)
+        if m is not None and m.group(1).lower() in ALWAYS_RUN and not m.group(2):
+            continue
         tool = TOOL_NAMES.get(m.group(1).lower()) if m else None
         if m is None or tool is None:
             problems.append(f"allowed-tools: {entry!r} is not a tool this agent has (skipped)")

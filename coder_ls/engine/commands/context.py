@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -10,6 +10,10 @@ import msgspec
 from coder_ls.engine.agent_api import AgentDef, _no_agents
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import CommandInfo, ModelData, SessionInfo
+
+
+def _no_refresh() -> bool:
+    return False
 
 
 def _builtin_models(current: str) -> ModelData:
@@ -30,3 +34,5 @@ class CommandContext(msgspec.Struct):
     agent_defs: Callable[[], Sequence[AgentDef]] = _no_agents  # the subagent definitions
     models: Callable[[str], ModelData] = _builtin_models  # `/model`'s listing, `current` resolved
     owned_tasks: Container[str] = frozenset()  # the ids of the tasks this user created here
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)  # the server's environment (user folders)
+    refresh_commands: Callable[[], bool] = _no_refresh  # reload the command sources now (after /plugin)

@@ -158,19 +158,38 @@ def _unquote(text: str) -> str:
     return text
 
 
+# The keys the line-by-line reading knows (as written, case and all): any other line is
+# part of the value before it (`Context: …` and `user: …` lines of an agent's examples).
+_OTHER_KEYS = ("allowed-tools", "tools", "maxTurns", "permissionMode", "color", "hooks", "arguments", "effort")
+_KNOWN = frozenset((*_TEXT_KEYS, *_BOOL_KEYS, *_OTHER_KEYS, "paths", "progress-message", "hidden", "aliases"))
+
+
+def _flow(value: str) -> Any:
+    """`[a, "b"]` as a list (JSON or bare words), else the text."""
+    if value.startswith("[") and value.endswith("]"):
+        try:
+            items = json.loads(value)
+        except ValueError:
+            items = [_unquote(v) for v in value[1:-1].split(",")]
+        if isinstance(items, list):
+            return [str(v).strip() for v in items if str(v).strip()]
+    return _unquote(value)
+
+
 def _lenient(raw: str) -> dict[str, Any]:
     """What Claude Code still reads from front matter that is not YAML: `key: value` lines
-    (the value taken as text up to the line's end, colons and all), a key's `- item`
-    lines, and indented lines continuing the value before them."""
+    of the known keys (the value taken as text up to the line's end, colons and all), a
+    key's `- item` lines, and every other line continuing the value before it."""
     data: dict[str, Any] = {}
     key: str | None = None
     for line in raw.split("\n"):
-        if not line.strip() or line.lstrip().startswith("#"):
+        if not line.strip():
             continue
-        if (m := _LINE.match(line)) is not None:
+        m = _LINE.match(line)
+        if m is not None and m.group(1) in _KNOWN:
             key = m.group(1)
             value = m.group(2).strip()
-            data[key] = _unquote(value) if value not in ("|", ">", "|-", ">-") else ""
+            data[key] = _flow(value) if value not in ("|", ">", "|-", ">-") else ""
             continue
         if key is None:
             continue
@@ -179,8 +198,8 @@ def _lenient(raw: str) -> dict[str, Any]:
             items = data[key] if isinstance(data[key], list) else []
             items.append(_unquote(item.group(1)))
             data[key] = items
-        elif line[:1].isspace() and isinstance(data.get(key), str):
-            data[key] = f"{data[key]} {line.strip()}".strip()
+        elif isinstance(data.get(key), str):
+            data[key] = f"{data[key]}\n{line.strip()}".strip()
     return data
 
 

@@ -19,4 +19,5 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "init",
     "review",
     "commit",
+    "plugin",
 )
