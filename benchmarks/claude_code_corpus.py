@@ -190,9 +190,13 @@ def rates(corpus: Corpus, verbose: bool = False) -> dict[str, tuple[int, int, in
     return out
 
 
+def default_mirrors() -> Path:
+    return Path(os.environ.get("CODER_MIRRORS", "/work/.mirror"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirrors", type=Path, default=Path(os.environ.get("CODER_MIRRORS", "/work/.mirror")))
+    parser.add_argument("--mirrors", type=Path, default=default_mirrors())
     parser.add_argument("--keep", type=Path, help="build the corpus here and keep it")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, signature, source_dirs
+from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan, signature, source_dirs
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.config import ConfigStore, describe
 from coder_ls.engine.dispatch import (
@@ -65,6 +66,14 @@ def degraded_message(problem: str) -> str:
 LONG_COMMAND = 4096  # bytes: a longer `!cmd` is checked in a worker thread (the loop keeps serving)
 
 
+def _stamp(path: Path) -> tuple[int, ...]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (st.st_mtime_ns, st.st_ino)
+
+
 class Engine:
     def __init__(self, root: Path, host: Host, env: Mapping[str, str], *, agent: AgentRunner | None = None) -> None:
         self.root = root
@@ -88,6 +97,9 @@ class Engine:
         self._command_dirs = source_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
         self._parsed = ParseCache()  # command files by (path, mtime, size)
+        self.watching = False  # the command folders' watcher runs (set by lsp/watch.py)
+        self._plugins_key: tuple[int, ...] = ()  # the plugin folder's and state's stamps
+        self._plugin_problems: list[str] = []
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
         self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (engine/trust.py)
         self.refresh_commands()
@@ -216,15 +228,19 @@ class Engine:
         A file that cannot be used is skipped with one warning (until its problem changes)."""
         from coder_ls.engine.commands.plugins import installed, plugin_sources, plugins_dir
 
-        found, plugin_problems = installed(self.env)  # a plugin installed or switched since
-        self._command_dirs = source_dirs(self.root, self.env, plugin_sources(found))
-        sig = signature(self._command_dirs)
+        key = _stamp(plugins_dir(self.env)) + _stamp(plugins_dir(self.env).parent / "plugins.json")
+        if key != self._plugins_key:  # a plugin installed, removed or switched since
+            self._plugins_key = key
+            found, self._plugin_problems = installed(self.env)
+            self._command_dirs = source_dirs(self.root, self.env, plugin_sources(found))
+        plugin_problems = self._plugin_problems
+        files = scan(self._command_dirs)
+        sig = signature(files)
         if sig == self._command_signature:
             return False
         self._command_signature = sig
-        commands, problems = load_commands(
-            self._command_dirs, trusted=self.config_store.workspace_trusted(), cache=self._parsed
-        )
+        trusted = self.config_store.workspace_trusted()
+        commands, problems = load_commands(self._command_dirs, trusted=trusted, cache=self._parsed, found_files=files)
         changed = self.registry.set_extra(commands)
         problems += [LoadProblem(s.hidden.path, s.message()) for s in self.registry.shadowed if s.hidden.path]
         problems += [LoadProblem(plugins_dir(self.env), p) for p in plugin_problems]
@@ -250,7 +266,9 @@ class Engine:
 
     # -- submissions --------------------------------------------------------------------
     async def submit(self, submission: Submission) -> CommandResult:
-        if self.refresh_commands():
+        # Without the folder watcher (lsp/watch.py), each submission looks at every command
+        # file's stat (tens of ms with a large corpus); with it, the watcher says when.
+        if not self.watching and self.refresh_commands():
             self.announce_commands_changed()
         match submission.op:
             case Interrupt(agent_id=str() as agent_id):

@@ -108,7 +108,7 @@ def _definition(
     ignored = [k for k, v in (("color", meta.color), ("hooks", meta.hooks)) if v]
     if ignored:
         problems.append(LoadProblem(path, f"{' and '.join(ignored)} ignored (not supported here)", skipped=False))
-    description = meta.description or (body.splitlines()[0][:80] if body else name)
+    description = meta.description or (body.split("\n", 1)[0][:80] if body else name)
     return AgentDef(name, description, tools, model, body, source, meta.max_turns)
 
 

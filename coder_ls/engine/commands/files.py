@@ -204,19 +204,28 @@ def is_documentation(path: Path, has_front_matter: bool) -> bool:
     return not has_front_matter and _DOC_NAME.match(path.stem) is not None
 
 
+Scan = list[tuple[SourceDir, list[tuple[str, str, Path]]]]
+
+
+def scan(dirs: list[SourceDir]) -> Scan:
+    """Every source folder's candidates (one walk, for `signature` and `load_commands`)."""
+    return [(d, _candidates(d)) for d in dirs]
+
+
 def load_commands(
-    dirs: list[SourceDir], *, trusted: bool = False, cache: ParseCache | None = None
+    dirs: list[SourceDir], *, trusted: bool = False, cache: ParseCache | None = None, found_files: Scan | None = None
 ) -> tuple[list[Command], list[LoadProblem]]:
     """Every candidate command of every source folder (the registry ranks them) and the
-    files that were skipped or loaded without something. `trusted`: the user ran `/trust`."""
+    files that were skipped or loaded without something. `trusted`: the user ran `/trust`;
+    `found_files`: the folders' `scan` when the caller has it."""
     cache = cache if cache is not None else ParseCache()
     found: list[Command] = []
     problems: list[LoadProblem] = []
     seen: set[str] = set()
-    for d in dirs:
+    for d, candidates in found_files if found_files is not None else scan(dirs):
         origin: Origin = "workspace" if d.source == "workspace" else "user"
         layer: Layer = d.source
-        for name, namespace, path in _candidates(d):
+        for name, namespace, path in candidates:
             seen.add(str(path))
             try:
                 meta, body, meta_problems, fenced = cache.parse(path)
@@ -250,7 +259,7 @@ def load_commands(
             found.append(
                 Command(
                     name=name,
-                    description=meta.description or body.splitlines()[0][:80],
+                    description=meta.description or body.split("\n", 1)[0][:80],
                     argument_hint=meta.argument_hint,
                     handler=_handler(name, meta, body, variables, grants, confirm=None if as_user else path),
                     kind="agent" if meta.context == "fork" else "prompt",
@@ -269,11 +278,12 @@ def load_commands(
     return found, problems
 
 
-def signature(dirs: list[SourceDir]) -> tuple[tuple[str, int, int], ...]:
+def signature(dirs: list[SourceDir] | Scan) -> tuple[tuple[str, int, int], ...]:
     """Cheap fingerprint of the command and skill files (path, size, mtime) to notice changes."""
     out: list[tuple[str, int, int]] = []
-    for d in dirs:
-        for _, _, target in _candidates(d):
+    scanned: Scan = [(x, _candidates(x)) if isinstance(x, SourceDir) else x for x in dirs]
+    for _, candidates in scanned:
+        for _, _, target in candidates:
             try:
                 st = os.stat(target)
             except OSError:

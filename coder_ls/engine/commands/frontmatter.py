@@ -22,6 +22,9 @@ import msgspec
 _HINT_LINE = re.compile(r"^(argument-hint[ \t]*:[ \t]*)(\[.*?)[ \t]*$", re.MULTILINE | re.IGNORECASE)
 
 
+_CLOSING = re.compile(r"^---[ \t\f\v]*$", re.MULTILINE)
+
+
 class FrontMatterError(Exception):
     pass
 
@@ -61,14 +64,15 @@ _BOOL_KEYS = {"disable-model-invocation": "disable_model_invocation", "user-invo
 
 def split(text: str) -> tuple[str | None, str]:
     """(the YAML text or None, the body), after BOM and CRLF normalisation."""
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    text = text.removeprefix("\ufeff")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.startswith("---\n") and text.rstrip() != "---":
         return None, text.strip()
-    lines = text.split("\n")
-    for n in range(1, len(lines)):
-        if lines[n].rstrip() == "---":
-            return "\n".join(lines[1:n]), "\n".join(lines[n + 1 :]).strip()
-    raise FrontMatterError("the front matter has no closing '---' line")
+    end = _CLOSING.search(text, 4)  # a search, not a split of the whole file: files can be long
+    if end is None:
+        raise FrontMatterError("the front matter has no closing '---' line")
+    return text[4 : end.start()].removesuffix("\n"), text[end.end() :].strip()
 
 
 _TRUE = {"true", "yes", "on", "1"}

@@ -112,9 +112,11 @@ class Registry:
         self._extra: dict[str, Command] = {}
         self.shadowed: list[Shadow] = []
         self._builtin_hidden: dict[str, tuple[str, ...]] = {}  # what a built-in hides
+        self._catalog: list[CommandInfo] | None = None  # built once per change of the sources
 
     def add_builtin(self, command: Command) -> None:
         self._builtin[command.name] = command
+        self._catalog = None
 
     def local_names(self) -> set[str]:
         """The built-in local commands: a file cannot replace them (a built-in prompt command it can)."""
@@ -153,6 +155,7 @@ class Registry:
         before = [(c.info(), c.meta, c.body) for c in self._extra.values()]
         self._extra = new
         self.shadowed = shadows
+        self._catalog = None
         return before != [(c.info(), c.meta, c.body) for c in new.values()]
 
     def get(self, name: str) -> Command | None:
@@ -165,7 +168,11 @@ class Registry:
         return list(self._builtin)
 
     def catalog(self) -> list[CommandInfo]:
-        return [c.info() for c in self.commands()]
+        """The entries (a fresh list; the entries themselves are shared until a change: a
+        field that depends on the moment, such as availability, is applied by the caller)."""
+        if self._catalog is None:
+            self._catalog = [c.info() for c in self.commands()]
+        return list(self._catalog)
 
     def commands(self) -> list[Command]:
         """Every command a name means, built-ins first, in catalog order."""
