@@ -58,7 +58,9 @@ def _workspace(tmp: Path) -> Path:
 
 
 async def _turn(client: LspClient, text: str) -> dict[str, Any]:
-    r: dict[str, Any] = await client.execute("coder.input", {"text": text}, token=f"turn-{next(_ids)}", timeout=120)
+    r: dict[str, Any] = await client.execute(
+        "coder.input", {"text": text}, token=f"turn-{next(_ids)}", timeout=120
+    )
     if r["status"] != "completed":
         raise RuntimeError(f"agent turn {r['status']}: {r.get('error')}")
     return r
@@ -193,7 +195,9 @@ async def bench_first_turn(quick: bool) -> list[Result]:
             60.0,
             unit="MB",
             samples=cold_rss,
-            notes=[f"warm-up on (SDK imported, client built): median {median(warm_rss):.1f} MB"] if warm_rss else [],
+            notes=[f"warm-up on (SDK imported, client built): median {median(warm_rss):.1f} MB"]
+            if warm_rss
+            else [],
         ),
         Result(
             "first_turn_shell",

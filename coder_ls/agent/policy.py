@@ -514,6 +514,8 @@ async def approve(
         why = "denied it"
         if choice is None:
             why = f"did not answer within {timeout:g}s" if timed_out else "dismissed the question"
-        result = ApprovalDecision(False, "deny", f"The user {why}: the {tool} call did not run. Do not retry it as is.")
+        result = ApprovalDecision(
+            False, "deny", f"The user {why}: the {tool} call did not run. Do not retry it as is."
+        )
     ctx.emit(ApprovalResolved(call_id=cid, decision=result.decision))
     return result

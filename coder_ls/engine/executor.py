@@ -97,7 +97,6 @@ class Engine:
         self._command_dirs = source_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
         self._parsed = ParseCache()  # command files by (path, mtime, size)
-        self.watching = False  # the command folders' watcher runs (set by lsp/watch.py)
         self._plugins_key: tuple[int, ...] = ()  # the plugin folder's and state's stamps
         self._plugin_problems: list[str] = []
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
@@ -234,7 +233,7 @@ class Engine:
             found, self._plugin_problems = installed(self.env)
             self._command_dirs = source_dirs(self.root, self.env, plugin_sources(found))
         plugin_problems = self._plugin_problems
-        files = scan(self._command_dirs)
+        files = scan(self._command_dirs, self._parsed)
         sig = signature(files)
         if sig == self._command_signature:
             return False
@@ -266,9 +265,9 @@ class Engine:
 
     # -- submissions --------------------------------------------------------------------
     async def submit(self, submission: Submission) -> CommandResult:
-        # Without the folder watcher (lsp/watch.py), each submission looks at every command
-        # file's stat (tens of ms with a large corpus); with it, the watcher says when.
-        if not self.watching and self.refresh_commands():
+        # Each submission looks at the command files' stats first (documented: a request
+        # never sees a catalog older than the files; the watcher only announces sooner).
+        if self.refresh_commands():
             self.announce_commands_changed()
         match submission.op:
             case Interrupt(agent_id=str() as agent_id):

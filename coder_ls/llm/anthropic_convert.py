@@ -238,7 +238,9 @@ class StreamAssembler:
             self.blocks[index] = _OpenBlock("redacted", signature=_get(block, "data") or "")
             return []
         if kind == "tool_use":
-            self.blocks[index] = _OpenBlock("tool_use", id=_get(block, "id", ""), name=_get(block, "name", ""))
+            self.blocks[index] = _OpenBlock(
+                "tool_use", id=_get(block, "id", ""), name=_get(block, "name", "")
+            )
             return []
         self.blocks[index] = _OpenBlock("other")
         return []
@@ -281,6 +283,8 @@ class StreamAssembler:
             except ValueError as exc:
                 return [ToolCallDone(opened.id, opened.name, {}, parse_error=f"invalid JSON input: {exc}")]
             if not isinstance(value, dict):
-                return [ToolCallDone(opened.id, opened.name, {}, parse_error="the input is not a JSON object")]
+                return [
+                    ToolCallDone(opened.id, opened.name, {}, parse_error="the input is not a JSON object")
+                ]
             return [ToolCallDone(opened.id, opened.name, value)]
         return []

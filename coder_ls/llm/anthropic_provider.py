@@ -95,7 +95,9 @@ def _import_sdk() -> tuple[Any, Any]:
             httpx_mod = httpx
         # Model aliases we offer may be flagged as deprecated by a newer SDK; the
         # user chose the model, the warning is noise in the transcript and logs.
-        warnings.filterwarnings("ignore", message=r"The model '.*' is deprecated", category=DeprecationWarning)
+        warnings.filterwarnings(
+            "ignore", message=r"The model '.*' is deprecated", category=DeprecationWarning
+        )
         # Likewise a thinking budget the user configured for a model that prefers adaptive.
         warnings.filterwarnings("ignore", message=r"Using Claude with .* 'thinking.type=enabled' is deprecated")
         _HTTPX = httpx_mod

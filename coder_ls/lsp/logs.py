@@ -67,7 +67,6 @@ def add_secret_names(names: Iterable[str]) -> None:
     """Also redact the values of these variables (`secrets.envNames`) from now on."""
     _redactor().add_names(names)
 
-
 _TYPES = {
     logging.ERROR: types.MessageType.Error,
     logging.WARNING: types.MessageType.Warning,

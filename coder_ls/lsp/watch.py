@@ -50,17 +50,12 @@ async def watch_commands(engine: Engine, stop: asyncio.Event) -> None:
             engine.announce_commands_changed()
 
     try:
-        changes = awatch(*roots, watch_filter=only_commands, stop_event=stop, recursive=True, debounce=200)
-        engine.watching = True  # requests stop checking every file's stat (refresh() looks once more below)
-        refresh()
-        async for _ in changes:
+        async for _ in awatch(*roots, watch_filter=only_commands, stop_event=stop, recursive=True, debounce=200):
             refresh()
             await asyncio.sleep(0.4)  # and once more: what was written right after the event
             refresh()
     except (OSError, RuntimeError) as exc:  # a folder vanished, or the watcher is unavailable
         log.info("not watching prompt commands: %s", exc)
-    finally:
-        engine.watching = False
 
 
 def start(engine: Engine) -> tuple[asyncio.Task[None], asyncio.Event]:

@@ -222,7 +222,9 @@ class SessionIndex:
             ),
         )
 
-    def touch(self, session_id: str, updated_at: float, message_delta: int = 0, *, log_size: int | None = None) -> bool:
+    def touch(
+        self, session_id: str, updated_at: float, message_delta: int = 0, *, log_size: int | None = None
+    ) -> bool:
         """Bump the last update (never backwards) and the message count; False if unknown.
 
         Pass the log's size (`SessionLog.size`) so `refresh_from_logs()` can tell this row
@@ -295,7 +297,9 @@ class SessionIndex:
         return [SessionRow(*row) for row in rows]
 
     def get(self, session_id: str) -> SessionRow | None:
-        row = self._conn.execute(f"SELECT {_ROW_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        row = self._conn.execute(
+            f"SELECT {_ROW_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
         return SessionRow(*row) if row else None
 
     def resolve(self, prefix: str) -> SessionRow | AmbiguousPrefix | None:
@@ -307,7 +311,8 @@ class SessionIndex:
         if exact is not None:
             return exact
         rows = self._conn.execute(
-            f"SELECT {_ROW_COLUMNS} FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY updated_at DESC, id LIMIT 10",
+            f"SELECT {_ROW_COLUMNS} FROM sessions WHERE substr(id, 1, ?) = ?"
+            " ORDER BY updated_at DESC, id LIMIT 10",
             (len(prefix), prefix),
         ).fetchall()
         if not rows:

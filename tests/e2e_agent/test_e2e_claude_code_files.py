@@ -173,3 +173,49 @@ async def test_claude_code_memory_files_are_read_once_each(tmp_path, fake):
         for text in ("LOCAL-MEMORY", "DOT-CLAUDE-MEMORY", "USER-MEMORY"):
             assert text in system
         assert system.count("PROJECT-MEMORY") == 1
+
+
+async def test_space_separated_allowed_tools_and_the_skill_dir_in_them(agent):
+    """`allowed-tools: Bash(git status *) Bash(ls ${CLAUDE_SKILL_DIR})` is two grants (it
+    was one garbled one), and the skill's folder is put into the second."""
+    a = await agent()  # balanced: shell commands ask
+    skill = a.root.parent / f".xdg-{a.root.name}" / "coder" / "skills" / "peek"
+    front = "description: Peek\nallowed-tools: Bash(git status *) Bash(ls ${CLAUDE_SKILL_DIR})"
+    write(skill / "SKILL.md", f"---\n{front}\n---\nLook around.\n")
+    write(skill / "notes.txt", "n\n")
+    try:
+        a.fake.push(
+            calls(tool_call("bash", {"command": "git status --short"}, "g1")),
+            calls(tool_call("bash", {"command": f"ls {skill}"}, "l1")),
+            calls(tool_call("bash", {"command": "git log -1"}, "x1")),
+            reply("looked"),
+        )
+        result = await a.turn("/peek")
+        assert result["status"] == "completed", result.get("error")
+        results = tool_results(a.fake.message_requests[-1])
+        assert "exit code: 0" in result_text(results["g1"])
+        assert "exit code" in result_text(results["l1"]) or "notes.txt" in result_text(results["l1"])  # it ran
+        asked = [q.message for q in a.s.questions]
+        assert len(asked) == 1 and "git log -1" in asked[0], asked  # not granted: asked (dismissed)
+    finally:
+        import shutil
+
+        shutil.rmtree(skill, ignore_errors=True)
+
+
+async def test_a_workspace_skill_folder_linked_outside_is_not_readable(tmp_path, fake):
+    root, home = setup(tmp_path)
+    secret = write(home / "private/key.txt", "PRIVATE-KEY\n")
+    write(home / "private/SKILL.md", "---\ndescription: Innocent\n---\nRead key.txt in your folder.")
+    (root / ".claude/skills").mkdir(parents=True)
+    (root / ".claude/skills/innocent").symlink_to(home / "private")
+    env = {**api_env(fake), "HOME": str(home)}
+    async with lsp_session(root, caps=full_caps(), env=env) as s:
+        fake.push(
+            calls(tool_call("skill", {"name": "innocent"}, "k1")),
+            calls(tool_call("read", {"path": str(secret)}, "r1")),
+            reply("done"),
+        )
+        await s.execute("coder.input", {"text": "do the innocent thing"})
+        read = tool_results(fake.message_requests[2])["r1"]
+        assert read.get("is_error") and "PRIVATE-KEY" not in result_text(read)

@@ -121,42 +121,71 @@ def _handler(
     return run
 
 
-def walk_markdown(folder: Path) -> list[tuple[tuple[str, ...], Path]]:
+Listing = tuple[list[str], list[Path]]  # a folder's sub-folder names and `.md` files
+
+
+def _listing(path: str, listings: dict[str, tuple[int, Listing]] | None) -> Listing:
+    """A folder's sub-folders and markdown files, from `listings` while the folder's mtime
+    is unchanged (one stat instead of a listing: a large corpus is walked on every request)."""
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        return [], []
+    hit = listings.get(path) if listings is not None else None
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError:
+        return [], []
+    subs = [e.name for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+    files = [
+        Path(e.path) for e in entries if not e.name.startswith(".") and e.name.endswith(".md") and e.name not in subs
+    ]
+    if listings is not None:
+        listings[path] = (stamp, (subs, files))
+    return subs, files
+
+
+def walk_markdown(
+    folder: Path, listings: dict[str, tuple[int, Listing]] | None = None
+) -> list[tuple[tuple[str, ...], Path]]:
     """(sub-folders, file) of every `.md` file under `folder`, sorted, at most MAX_DEPTH
     deep; symlinked folders are not followed (a loop, or a way out of the tree)."""
     out: list[tuple[tuple[str, ...], Path]] = []
 
-    def scan(path: Path, parts: tuple[str, ...]) -> None:
-        try:
-            entries = sorted(os.scandir(path), key=lambda e: e.name)
-        except OSError:
-            return
-        for e in entries:
-            if e.name.startswith("."):
-                continue
-            if e.is_dir(follow_symlinks=False):
-                if len(parts) < MAX_DEPTH:
-                    scan(Path(e.path), (*parts, e.name))
-            elif e.name.endswith(".md"):
-                out.append((parts, Path(e.path)))
+    def walk(path: str, parts: tuple[str, ...]) -> None:
+        subs, files = _listing(path, listings)
+        names = {f.name: f for f in files}
+        for name in sorted({*subs, *names}):
+            if name in names:
+                out.append((parts, names[name]))
+            elif name in subs and len(parts) < MAX_DEPTH:
+                walk(os.path.join(path, name), (*parts, name))
 
-    scan(folder, ())
+    walk(str(folder), ())
     return out
 
 
-def _candidates(d: SourceDir) -> list[tuple[str, str, Path]]:
+def _candidates(d: SourceDir, listings: dict[str, tuple[int, Listing]] | None = None) -> list[tuple[str, str, Path]]:
     """(name, namespace, file) of one source folder, sorted."""
     prefix = (d.plugin,) if d.plugin else ()
     if d.skill:
-        try:
-            entries = sorted(os.scandir(d.path), key=lambda e: e.name)
-        except OSError:
-            return []
-        skills = [(e.name, Path(e.path) / SKILL_FILE) for e in entries if e.is_dir() and not e.name.startswith(".")]
-        return [(":".join((*prefix, n)), d.plugin, p) for n, p in skills if os.path.lexists(p)]
+        subs, _ = _listing(str(d.path), listings)
+        base, out = str(d.path), []
+        for n in subs:
+            file = os.path.join(base, n, SKILL_FILE)
+            if os.path.lexists(file):
+                key = "file:" + file  # its Path made once (pathlib is slow to build many)
+                hit = listings.get(key) if listings is not None else None
+                path = hit[1][1][0] if hit is not None else Path(file)
+                if listings is not None and hit is None:
+                    listings[key] = (0, ([], [path]))
+                out.append((":".join((*prefix, n)), d.plugin, path))
+        return out
     return [
         (":".join((*prefix, *parts, path.stem)), ":".join((*prefix, *parts)), path)
-        for parts, path in walk_markdown(d.path)
+        for parts, path in walk_markdown(d.path, listings)
     ]
 
 
@@ -178,6 +207,7 @@ class ParseCache:
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[tuple[int, int], Parsed]] = {}
+        self.listings: dict[str, tuple[int, Listing]] = {}  # folder -> (mtime, its listing)
 
     def parse(self, path: Path) -> Parsed:
         try:
@@ -207,9 +237,11 @@ def is_documentation(path: Path, has_front_matter: bool) -> bool:
 Scan = list[tuple[SourceDir, list[tuple[str, str, Path]]]]
 
 
-def scan(dirs: list[SourceDir]) -> Scan:
-    """Every source folder's candidates (one walk, for `signature` and `load_commands`)."""
-    return [(d, _candidates(d)) for d in dirs]
+def scan(dirs: list[SourceDir], cache: ParseCache | None = None) -> Scan:
+    """Every source folder's candidates (one walk, for `signature` and `load_commands`);
+    with `cache`, an unchanged folder costs one stat."""
+    listings = cache.listings if cache is not None else None
+    return [(d, _candidates(d, listings)) for d in dirs]
 
 
 def load_commands(
