@@ -52,7 +52,7 @@ def skills_list(skills: Sequence[SkillInfo], budget: int = LIST_MAX_CHARS) -> st
     full = [f"- {s.name}: {_describe(s)}"[:LINE_MAX_CHARS] for s in skills]
     if sum(len(line) + 1 for line in full) <= budget:
         return SKILLS_HEADER + "\n".join(full)
-    names = sum(len(s.name) + 5 for s in skills)
+    names = sum(len(s.name) + 5 for s in skills) + len(SKILLS_HEADER) + 80  # and the header and note
     share = (budget - names) // len(skills)
     if share >= NAME_ONLY_BELOW:
         lines = [f"- {s.name}: {_shorten(_describe(s), share)}" for s in skills]
