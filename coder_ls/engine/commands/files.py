@@ -43,6 +43,7 @@ from coder_ls.engine.commands.allowed import parse_allowed_tools
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.expand import ExpandVars, expand_arguments
 from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, parse_lenient
+from coder_ls.engine.commands.references import attach, references
 from coder_ls.engine.commands.registry import Command, Handler, Layer
 from coder_ls.engine.config import UnreadableFile, read_regular_file
 from coder_ls.engine.trust import Origin, acts_as_user
@@ -106,6 +107,11 @@ def _handler(
             )
         here = variables._replace(session_id=ctx.session_id, project_dir=ctx.root)
         expanded = expand_arguments(body, args.strip(), here)
+        folders = [p for p in (variables.skill_dir, variables.plugin_root) if p is not None]
+        if names := references(body):  # the body's own @path references, attached
+            attached = attach(names, ctx.root, folders)
+            if attached:
+                expanded = expanded._replace(text=f"{expanded.text}\n\n{attached}")
         fork = (meta.agent or "general") if meta.context == "fork" else None
         action = RunPromptCommand(
             prompt=expanded.text,
