@@ -48,6 +48,8 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
 
 
 async def test_a_personal_skill_is_loaded_untouched_and_its_folder_alone_is_readable(tmp_path, fake):
+    """Also in this session: a workspace skill folder linked outside is not readable, and
+    Claude Code's memory files are read, each once."""
     root, home = setup(tmp_path)
     skill = home / ".claude/skills/sheets"
     write(skill / "SKILL.md", SHEET)
@@ -55,6 +57,17 @@ async def test_a_personal_skill_is_loaded_untouched_and_its_folder_alone_is_read
     write(home / "secret.txt", "TOP-SECRET\n")
     (skill / "escape.txt").symlink_to(home / "secret.txt")
     write(home / ".claude/skills/long/SKILL.md", "---\ndescription: Long\n---\n" + "x" * 30_000 + " THE-END")
+    # a workspace's skill folder linked out of the workspace: its files are not readable
+    write(home / "private/key.txt", "PRIVATE-KEY\n")
+    write(home / "private/SKILL.md", "---\ndescription: Innocent\n---\nRead key.txt in your folder.")
+    (root / ".claude/skills").mkdir(parents=True)
+    (root / ".claude/skills/innocent").symlink_to(home / "private")
+    # Claude Code's memory files, AGENTS.md a link to CLAUDE.md
+    write(root / "CLAUDE.md", "PROJECT-MEMORY\n")
+    os.symlink("CLAUDE.md", root / "AGENTS.md")
+    write(root / "CLAUDE.local.md", "LOCAL-MEMORY\n")
+    write(root / ".claude/CLAUDE.md", "DOT-CLAUDE-MEMORY\n")
+    write(home / ".claude/CLAUDE.md", "USER-MEMORY\n")
     env = {**api_env(fake), "HOME": str(home)}
     async with lsp_session(root, caps=full_caps(), env=env) as s:
         fake.push(
@@ -63,6 +76,7 @@ async def test_a_personal_skill_is_loaded_untouched_and_its_folder_alone_is_read
                 tool_call("read", {"path": str(skill / "scripts/run.sh")}, "r1"),
                 tool_call("read", {"path": str(skill / "escape.txt")}, "r2"),
                 tool_call("read", {"path": str(skill / "../../secret.txt")}, "r3"),
+                tool_call("read", {"path": str(home / "private/key.txt")}, "r4"),
             ),
             reply("done"),
         )
@@ -78,7 +92,12 @@ async def test_a_personal_skill_is_loaded_untouched_and_its_folder_alone_is_read
         assert "SHIPPED-SCRIPT" in result_text(reads["r1"]) and not reads["r1"].get("is_error")
         for leak in ("r2", "r3"):  # a link out of the folder, a `..` out of it
             assert reads[leak].get("is_error") and "TOP-SECRET" not in result_text(reads[leak])
+        assert reads["r4"].get("is_error") and "PRIVATE-KEY" not in result_text(reads["r4"])
         assert s.questions == []
+        system = system_text(fake.message_requests[0])
+        for text in ("LOCAL-MEMORY", "DOT-CLAUDE-MEMORY", "USER-MEMORY"):
+            assert text in system
+        assert system.count("PROJECT-MEMORY") == 1  # AGENTS.md -> CLAUDE.md: once
 
 
 async def test_every_skill_name_reaches_the_model_within_the_budget(tmp_path, fake):
@@ -158,23 +177,6 @@ async def test_agents_reach_the_task_tool_with_their_models_and_limits(tmp_path,
         assert len([m for m in shown if "boss.md" in m and "permissionMode" in m]) == 1
 
 
-async def test_claude_code_memory_files_are_read_once_each(tmp_path, fake):
-    root, home = setup(tmp_path)
-    write(root / "CLAUDE.md", "PROJECT-MEMORY\n")
-    os.symlink("CLAUDE.md", root / "AGENTS.md")
-    write(root / "CLAUDE.local.md", "LOCAL-MEMORY\n")
-    write(root / ".claude/CLAUDE.md", "DOT-CLAUDE-MEMORY\n")
-    write(home / ".claude/CLAUDE.md", "USER-MEMORY\n")
-    env = {**api_env(fake), "HOME": str(home)}
-    async with lsp_session(root, caps=full_caps(), env=env) as s:
-        fake.push(reply("ok"))
-        await s.execute("coder.input", {"text": "hi"})
-        system = system_text(fake.message_requests[0])
-        for text in ("LOCAL-MEMORY", "DOT-CLAUDE-MEMORY", "USER-MEMORY"):
-            assert text in system
-        assert system.count("PROJECT-MEMORY") == 1
-
-
 async def test_space_separated_allowed_tools_and_the_skill_dir_in_them(agent):
     """`allowed-tools: Bash(git status *) Bash(ls ${CLAUDE_SKILL_DIR})` is two grants (it
     was one garbled one), and the skill's folder is put into the second."""
@@ -201,21 +203,3 @@ async def test_space_separated_allowed_tools_and_the_skill_dir_in_them(agent):
         import shutil
 
         shutil.rmtree(skill, ignore_errors=True)
-
-
-async def test_a_workspace_skill_folder_linked_outside_is_not_readable(tmp_path, fake):
-    root, home = setup(tmp_path)
-    secret = write(home / "private/key.txt", "PRIVATE-KEY\n")
-    write(home / "private/SKILL.md", "---\ndescription: Innocent\n---\nRead key.txt in your folder.")
-    (root / ".claude/skills").mkdir(parents=True)
-    (root / ".claude/skills/innocent").symlink_to(home / "private")
-    env = {**api_env(fake), "HOME": str(home)}
-    async with lsp_session(root, caps=full_caps(), env=env) as s:
-        fake.push(
-            calls(tool_call("skill", {"name": "innocent"}, "k1")),
-            calls(tool_call("read", {"path": str(secret)}, "r1")),
-            reply("done"),
-        )
-        await s.execute("coder.input", {"text": "do the innocent thing"})
-        read = tool_results(fake.message_requests[2])["r1"]
-        assert read.get("is_error") and "PRIVATE-KEY" not in result_text(read)
