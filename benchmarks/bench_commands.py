@@ -1,9 +1,11 @@
-"""Interactive commands: `/help`, `!true`, cancelling a running `!sleep 30`."""
+"""Interactive commands: `/help`, `!true`, cancelling a running `!sleep 30`; and the
+command catalog with a Claude Code corpus installed (issue 17)."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+from pathlib import Path
 from typing import Any
 
 from common import (
@@ -175,8 +177,133 @@ async def bench_cancel_shell(quick: bool) -> list[Result]:
     ]
 
 
+def _corpus(base: Path) -> tuple[Path, dict[str, str], str]:
+    """The whole Claude Code corpus (benchmarks/claude_code_corpus.py) when the clones are
+    there, else 1,000 generated skills and 300 commands: (root, env, what it is)."""
+    import claude_code_corpus
+
+    corpus = claude_code_corpus.build(claude_code_corpus.default_mirrors(), base)
+    init_git(corpus.root, SMALL_REPO)
+    if corpus.sources:
+        return corpus.root, corpus.env, f"corpus of {', '.join(corpus.sources)}"
+    for n in range(1000):
+        skill = corpus.home / ".claude/skills" / f"skill-{n}" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        skill.write_text(f"---\nname: Skill {n}\ndescription: Does thing {n}: carefully\n---\nBody {n}\n")
+    for n in range(300):
+        cmd = corpus.home / ".claude/commands" / f"group{n % 10}" / f"cmd-{n}.md"
+        cmd.parent.mkdir(parents=True, exist_ok=True)
+        cmd.write_text(f"---\ndescription: Command {n}\nallowed-tools: Bash(git add *) Read\n---\nDo $1\n")
+    return corpus.root, corpus.env, "1,000 generated skills and 300 commands (no clones found)"
+
+
+async def _catalog_figures(root: Path, env: dict[str, str], runs: int) -> tuple[float, list[float], int]:
+    """(first listCommands right after initialized, ms; then `runs` calls; entries)."""
+    async with coder_server(root, env=env) as client:
+        t0 = now()
+        r = await client.execute("coder.listCommands", {})
+        first = (now() - t0) * 1000
+        samples = []
+        for _ in range(runs):
+            t0 = now()
+            await client.execute("coder.listCommands", {})
+            samples.append((now() - t0) * 1000)
+    return first, samples, len(r["data"]["commands"])
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+def _reload_figure(root: Path, env: dict[str, str], target: Path, runs: int) -> list[float]:
+    """In this process, the engine's own reload after one changed file (no watcher latency)."""
+    from coder_ls.engine.executor import Engine
+    from coder_ls.engine.host import NullHost
+
+    engine = Engine(root, NullHost(), env)
+    samples = []
+    for i in range(runs):
+        _write(target, f"---\ndescription: reload {i}\n---\nBody {i}\n")
+        t0 = now()
+        if not engine.refresh_commands():
+            raise RuntimeError("the change was not seen")
+        samples.append((now() - t0) * 1000)
+    return samples
+
+
+async def _change_figure(root: Path, env: dict[str, str], target: Path, runs: int) -> list[float]:
+    """One changed command file -> `commandsChanged`, ms (the watcher warmed up first)."""
+    samples: list[float] = []
+    async with coder_server(root, env=env) as client:
+        events = EventWaiter(client)
+        await client.execute("coder.listCommands", {})
+        for i in range(runs + 2):
+            changed = events.expect(lambda e: e.get("type") == "commandsChanged")
+            t0 = now()
+            _write(target, f"---\ndescription: changed {i}\n---\nBody {i}\n")
+            await asyncio.wait_for(changed, 30)
+            if i >= 2:  # the first changes also wait for the watcher to start
+                samples.append((now() - t0) * 1000)
+            await asyncio.sleep(0.7)  # past the watcher's second look at the same change
+    return samples
+
+
+async def bench_corpus_catalog(quick: bool) -> list[Result]:
+    runs, starts = (20, 1) if quick else (100, 3)
+    with temp_root() as tmp:
+        root, env, what = _corpus(tmp / "corpus")
+        bare = init_git(tmp / "bare", SMALL_REPO)
+        firsts, bare_firsts, samples, bare_samples = [], [], [], []
+        entries = 0
+        for _ in range(starts):  # alternate: the same machine load for both
+            first, calls, entries = await _catalog_figures(root, env, runs)
+            firsts.append(first)
+            samples += calls
+            first, calls, _ = await _catalog_figures(bare, {}, runs)
+            bare_firsts.append(first)
+            bare_samples += calls
+        target = Path(env["HOME"]) / ".claude/commands/bench-changed.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("---\ndescription: start\n---\nBody\n")
+        changes = await _change_figure(root, env, target, 3 if quick else 10)
+        reloads = _reload_figure(root, env, target, 5 if quick else 20)
+    note = f"{what}: {entries} catalog entries; baseline: the same server with no command files"
+    return [
+        Result(
+            "corpus_first_list",
+            "first coder.listCommands after initialized, corpus installed",
+            median(firsts),
+            300.0,
+            samples=firsts,
+            baseline=bare_firsts,
+            notes=[note, f"baseline median {median(bare_firsts):.1f} ms"],
+        ),
+        Result(
+            "corpus_list",
+            "coder.listCommands, corpus installed",
+            median(samples),
+            10.0,
+            samples=samples,
+            baseline=bare_samples,
+            notes=[f"baseline median {median(bare_samples):.1f} ms"],
+        ),
+        Result(
+            "corpus_change",
+            "one changed command file -> commandsChanged",
+            median(changes),
+            50.0,
+            samples=changes,
+            notes=[
+                "file written -> commandsChanged: the watcher's latency (watchfiles, debounce 200 ms) included",
+                f"the engine's reload alone (in process, NullHost): median {median(reloads):.1f} ms",
+            ],
+        ),
+    ]
+
+
 BENCHMARKS = {
     "help": bench_help,
     "shell_true": bench_shell_true,
     "cancel_shell": bench_cancel_shell,
+    "corpus_catalog": bench_corpus_catalog,
 }

@@ -1,8 +1,11 @@
 """Project instructions for the system prompt (contract section 9).
 
-The user's `$XDG_CONFIG_HOME/coder/AGENTS.md` (or `~/.config/coder/AGENTS.md`), then
-`<root>/AGENTS.md`, `<root>/CLAUDE.md` and `<root>/CODER.md`, each under a heading that
-names it, together at most `instructions.maxBytes` (the rest is cut, with a note).
+The user's `$XDG_CONFIG_HOME/coder/AGENTS.md` (or `~/.config/coder/AGENTS.md`) and
+`~/.claude/CLAUDE.md`, then `<root>/AGENTS.md`, `<root>/CLAUDE.md`, `<root>/.claude/CLAUDE.md`,
+`<root>/CLAUDE.local.md` and `<root>/CODER.md` (Claude Code's memory files), each under a
+heading that names it, together at most `instructions.maxBytes` (the rest is cut, with a
+note). A file that is the same file as one before it (`AGENTS.md` a link to `CLAUDE.md`)
+is included once.
 
 The files are read again only when their stat signature changes (size, mtime, inode):
 an unchanged set gives the same text byte for byte, so the cached prompt prefix holds.
@@ -17,7 +20,7 @@ from pathlib import Path
 
 from coder_ls.engine.config import UnreadableFile, read_regular_file
 
-ROOT_FILES = ("AGENTS.md", "CLAUDE.md", "CODER.md")
+ROOT_FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "CODER.md")
 READ_CAP = 1024 * 1024  # bytes read of one file at most (what is shown is capped by maxBytes)
 
 Signature = tuple[tuple[str, int, int, int], ...]
@@ -37,7 +40,9 @@ def _cut_utf8(data: bytes, limit: int) -> bytes:
 class ProjectInstructions:
     def __init__(self, root: Path, env: Mapping[str, str]) -> None:
         user = user_instructions_path(env)
-        self.files: list[tuple[Path, str]] = [(user, str(user))] + [(root / n, n) for n in ROOT_FILES]
+        claude = Path(env.get("HOME", os.path.expanduser("~"))) / ".claude" / "CLAUDE.md"
+        users = [(user, str(user)), (claude, str(claude))]
+        self.files: list[tuple[Path, str]] = users + [(root / n, n) for n in ROOT_FILES]
         self._key: tuple[Signature, int] | None = None
         self._text = ""
 
@@ -61,7 +66,15 @@ class ProjectInstructions:
 
     def _read(self, max_bytes: int) -> str:
         parts: list[bytes] = []
+        seen: set[tuple[int, int]] = set()
         for path, label in self.files:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in seen:  # the same file under another name: once
+                continue
+            seen.add((st.st_dev, st.st_ino))
             try:
                 data = read_regular_file(path, READ_CAP)
             except UnreadableFile as exc:

@@ -146,3 +146,25 @@ def glob_match(pattern: str, rel_path: str) -> bool:
 def glob_literal_length(pattern: str) -> int:
     """How many characters of the glob are not wildcards (its specificity)."""
     return sum(1 for c in pattern if c not in "*?[]{}!,")
+
+
+def skill_file(raw: str, folders: list[Path]) -> Path | None:
+    """`raw` as an absolute path inside one of `folders` (a skill's folder the agent may
+    read), the real location included (a link inside pointing out is refused), else None."""
+    text = _strip_uri(raw.strip())
+    if not text or "\x00" in text or not os.path.isabs(text):
+        return None
+    lexical = Path(os.path.normpath(text))
+    try:
+        real = lexical.resolve()
+    except (OSError, RuntimeError):
+        return None
+    for folder in folders:
+        top = Path(os.path.normpath(folder))
+        try:
+            real_top = top.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if lexical.is_relative_to(top) and real.is_relative_to(real_top):
+            return lexical
+    return None

@@ -37,7 +37,7 @@ from coder_ls.agent.grantscope import (
 from coder_ls.agent.grantscope import prefix_covers as _prefix_covers
 from coder_ls.agent.grantscope import program_name as _program
 from coder_ls.agent.grantscope import skip_assignments as _skip_assignments
-from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path
+from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path, skill_file
 from coder_ls.engine.protected import protected_name
 from coder_ls.engine.protected import reason as protected_why
 from coder_ls.engine.shellparse import INTERPRETERS, Command, ParsedLine, parse
@@ -384,11 +384,17 @@ def decide(
     allowed_tools: Collection[str] | None = None,
     check_command: CommandCheck | None = None,
     turn_grants: Collection[ToolGrant] = (),
+    skill_dirs: Sequence[Path] = (),
 ) -> Decision:
     """Whether `tool` may run with `input` (a typed struct or the model's dict).
-    `turn_grants`: what the command that started this turn allows (`allowed-tools`)."""
+    `turn_grants`: what the command that started this turn allows (`allowed-tools`);
+    `skill_dirs`: the user's and plugins' skill folders, which the read tools may read."""
     if allowed_tools is not None and tool not in allowed_tools:
         return Decision("deny", f"the tool {tool} is not available to this agent")
+    if tool in READ_TOOLS and skill_dirs:
+        raw = _field(input, "path")
+        if isinstance(raw, str) and skill_file(raw, list(skill_dirs)) is not None:
+            return Decision("allow", "a file of an installed skill's folder (read only)")
     grants = session_grants if (session_grants is not None and config.permissions != "strict") else None
 
     if tool in SHELL_TOOLS:

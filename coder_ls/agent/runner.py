@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from coder_ls.engine.agent_api import SkillInfo, TurnContext
+from coder_ls.engine.agent_api import AgentDef, SkillInfo, TurnContext
 from coder_ls.hooks.settings import specs_of
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.config import Config
@@ -46,7 +46,7 @@ class Agent:
         self._specs: list[ToolSpec] | None = None
         self._providers: dict[tuple[str, ...], Provider] = {}
         self._instructions: ProjectInstructions | None = None
-        self._tool_sets: dict[tuple[bool, bool, bool], tuple[ToolRegistry, list[ToolSpec]]] = {}
+        self._tool_sets: dict[tuple[object, ...], tuple[ToolRegistry, list[ToolSpec]]] = {}
         self._refreshing: asyncio.Task[None] | None = None
 
     def system(self, config: Config, skills: Sequence[SkillInfo] = ()) -> str:
@@ -62,20 +62,27 @@ class Agent:
         return base + skills_list(skills)
 
     def tools_for(
-        self, skills: Sequence[SkillInfo], review: bool = False, subagents: bool = False
+        self,
+        skills: Sequence[SkillInfo],
+        review: bool = False,
+        subagents: bool = False,
+        agents: Sequence[AgentDef] = (),
     ) -> tuple[ToolRegistry, list[ToolSpec]]:
         """The tools and their specs for a turn: `task` where subagents may start (contract
         section 13), `skill` only when there are skills to load (the specs, first in the
         cached prefix, change only when that does), `reportFindings` in a `/review` turn."""
-        key = (bool(skills), subagents, review)
+        listed = tuple((a.name, a.description) for a in agents) if subagents else ()
+        key = (bool(skills), subagents, review, listed)
         found = self._tool_sets.get(key)
         if found is not None:
             return found
+        if len(self._tool_sets) > 16:  # agent files changed many times: drop the stale sets
+            self._tool_sets.clear()
         registry = self.tools.subset(None)
         if subagents:
             from coder_ls.agent.subagents import make_task_tool
 
-            registry.add(make_task_tool())
+            registry.add(make_task_tool(agents))
         if skills:
             from coder_ls.agent.skills import make_skill_tool
 
@@ -187,7 +194,7 @@ class Agent:
                 return
             await self.check_model(ctx, *self.provider(ctx, override))
             may_start = ctx.config().agents.max_depth >= 1
-            tools, specs = self.tools_for(ctx.skills(), review=action.review, subagents=may_start)
+            tools, specs = self.tools_for(ctx.skills(), review=action.review, subagents=may_start, agents=ctx.agents())
             if ctx.mcp is not None:
                 from coder_ls.agent.tools.mcp import with_mcp_tools, with_mentions
 
@@ -215,7 +222,10 @@ class Agent:
             provider, model = self.provider(ctx)
             skills = ctx.skills()
             subagents = ctx.config().agents.max_depth >= 1
-            system, specs = self.system(ctx.config(), skills), self.tools_for(skills, subagents=subagents)[1]
+            system, specs = (
+                self.system(ctx.config(), skills),
+                self.tools_for(skills, subagents=subagents, agents=ctx.agents())[1],
+            )
             text, usage = await answer(ctx, provider, model, system, specs, question)
         except ProviderError as exc:
             b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message, mode="nl")
@@ -253,7 +263,7 @@ class Agent:
             provider, model = self.provider(ctx)
             skills = ctx.skills()
             system = self.system(ctx.config(), skills)
-            specs = self.tools_for(skills, subagents=ctx.config().agents.max_depth >= 1)[1]
+            specs = self.tools_for(skills, subagents=ctx.config().agents.max_depth >= 1, agents=ctx.agents())[1]
             summary = await summarise(ctx, provider, model, specs, instructions, system=system, messages=older)
         except ProviderError as exc:
             b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)

@@ -81,7 +81,26 @@ class TaskInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, froz
     chain: list[TaskSpec] | None = None
 
 
-def make_task_tool() -> Tool[TaskInput]:
+AGENTS_MAX_CHARS = 6_000  # the task tool's list of agents: every name, descriptions shortened to fit
+
+
+def agents_description(agents: Sequence[AgentDef]) -> str:
+    """The task tool's description: what it does, and every agent by name and description
+    (the model picks an agent by its description, as in Claude Code)."""
+    head = "Run subagents (see the input's description). Agents (name: when to use it):"
+    if not agents:
+        return "Run subagents (see the input's description)."
+    share = max(0, (AGENTS_MAX_CHARS - sum(len(a.name) + 4 for a in agents)) // len(agents))
+    lines = []
+    for a in agents:
+        text = " ".join(a.description.split())
+        if len(text) > share:
+            text = text[: max(0, share - 1)].rstrip() + "…" if share >= 24 else ""
+        lines.append(f"- {a.name}: {text}" if text else f"- {a.name}")
+    return head + "\n" + "\n".join(lines)
+
+
+def make_task_tool(agents: Sequence[AgentDef] = ()) -> Tool[TaskInput]:
     async def run(ctx: ToolContext, inp: TaskInput) -> ToolOutput:
         forms = [x for x in (inp.prompt, inp.tasks, inp.chain) if x is not None]
         if len(forms) != 1:
@@ -98,7 +117,7 @@ def make_task_tool() -> Tool[TaskInput]:
         text = await ctx.run_subagents(ctx, ctx.call_id, jobs, chain=inp.chain is not None)
         return ToolOutput(text)
 
-    return Tool("task", "Run subagents (see the input's description).", TaskInput, run)
+    return Tool("task", agents_description(agents), TaskInput, run)
 
 
 @dataclasses.dataclass
@@ -218,13 +237,21 @@ class Subagents:
         sub = SubSession(parent.session)
         hooks = parent.hooks.for_emit(emit)  # its hookRan events are the subagent's
         ctx = dataclasses.replace(parent, session=cast(Any, sub), emit=emit, report=report, result=result, hooks=hooks)
+        if definition.max_turns:  # the definition's `maxTurns`: its model requests, at most
+            cap = definition.max_turns
+
+            def capped() -> Any:
+                config = parent.config()
+                return msgspec.structs.replace(config, max_steps=min(config.max_steps, cap))
+
+            ctx = dataclasses.replace(ctx, config=capped)
         emit(SubagentStarted(agent=definition.name, prompt=shown[:2000]))
         status = "failed"
         turn: Turn | None = None
         try:
             skills = ctx.skills()
             deeper = self.depth + 1 < parent.config().agents.max_depth
-            registry, _ = self.agent.tools_for(skills, subagents=deeper)
+            registry, _ = self.agent.tools_for(skills, subagents=deeper, agents=ctx.agents())
             tools = registry.subset(definition.tools)
             specs = [t.spec() for t in tools]
 

@@ -363,6 +363,7 @@ class Turn:
                 root=self.turn.root,
                 check_command=self.check_in_cwd,
                 turn_grants=self.turn_grants,
+                skill_dirs=self.ctx.skill_dirs(),
             )
             decision = gate.settle(decision, self.config.permissions)
             if decision.action == "ask" and not review_call(self.ctx, call.name, call_input):

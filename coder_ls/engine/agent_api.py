@@ -38,6 +38,8 @@ class SkillInfo:
     when_to_use: str
     body: str
     skill_dir: Path | None
+    plugin_root: Path | None = None  # a plugin's skill: its plugin's folder
+    origin: str = "user"  # user | workspace: a personal skill's folder may be read by the agent
 
 
 def _no_skills() -> Sequence[SkillInfo]:
@@ -53,9 +55,10 @@ class AgentDef:
     tools: tuple[str, ...] | None
     model: str | None
     prompt: str  # its system prompt (added after the fixed one)
-    source: str  # builtin | workspace | user
+    source: str  # builtin | workspace | user | plugin
     # its `hooks:` front matter, active while it runs (a workspace agent's only once trusted)
     hooks: Mapping[HookEventName, list[HookGroup]] = field(default_factory=dict)
+    max_turns: int | None = None  # `maxTurns`: the model requests it may make at most
 
 
 def _no_agents() -> Sequence[AgentDef]:

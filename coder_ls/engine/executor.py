@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -24,7 +25,7 @@ from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.files import load_commands, signature, source_dirs
+from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan, signature, source_dirs
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.completion import complete
 from coder_ls.engine.config import ConfigStore, describe
@@ -74,6 +75,14 @@ def degraded_message(problem: str) -> str:
 LONG_COMMAND = 4096  # bytes: a longer `!cmd` is checked in a worker thread (the loop keeps serving)
 
 
+def _stamp(path: Path) -> tuple[int, ...]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (st.st_mtime_ns, st.st_ino)
+
+
 class Engine:
     def __init__(self, root: Path, host: Host, env: Mapping[str, str], *, agent: AgentRunner | None = None) -> None:
         self.root = root
@@ -98,6 +107,9 @@ class Engine:
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = source_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
+        self._parsed = ParseCache()  # command files by (path, mtime, size)
+        self._plugins_key: tuple[int, ...] = ()  # the plugin folder's and state's stamps
+        self._plugin_problems: list[str] = []
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
         self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (engine/trust.py)
         self.hooks = Hooks(
@@ -253,35 +265,51 @@ class Engine:
         out = []
         for info in self.registry.catalog():
             c = self.registry.get(info.name)
-            if c is None or c.source != "skill" or c.meta is None or c.meta.disable_model_invocation:
+            if c is None or not c.is_skill or c.meta is None or c.meta.disable_model_invocation:
                 continue
-            out.append(SkillInfo(c.name, c.description, c.meta.when_to_use, c.body, c.skill_dir))
+            out.append(
+                SkillInfo(c.name, c.description, c.meta.when_to_use, c.body, c.skill_dir, c.plugin_root, c.origin)
+            )
         return out
 
     # -- prompt commands from files ---------------------------------------------------------
     def refresh_commands(self) -> bool:
         """Reload the command and skill files when they changed; True if the catalog did.
         A file that cannot be used is skipped with one warning (until its problem changes)."""
-        sig = signature(self._command_dirs)
+        from coder_ls.engine.commands.plugins import installed, plugin_sources, plugins_dir
+
+        key = _stamp(plugins_dir(self.env)) + _stamp(plugins_dir(self.env).parent / "plugins.json")
+        if key != self._plugins_key:  # a plugin installed, removed or switched since
+            self._plugins_key = key
+            found, self._plugin_problems = installed(self.env)
+            self._command_dirs = source_dirs(self.root, self.env, plugin_sources(found))
+            roots = [p.root for p in found if p.enabled]  # a plugin's hooks and MCP servers too
+            self.hooks.set_plugins(roots)
+            if roots or self._mcp is not None:
+                self.mcp.set_plugins(roots)
+        plugin_problems = self._plugin_problems
+        files = scan(self._command_dirs, self._parsed)
+        sig = signature(files)
         if sig == self._command_signature:
             return False
         self._command_signature = sig
-        commands, problems = load_commands(
-            self._command_dirs,
-            self.registry.local_names(),
-            self.registry.builtin_names(),
-            trusted=self.config_store.workspace_trusted(),
-        )
+        trusted = self.config_store.workspace_trusted()
+        commands, problems = load_commands(self._command_dirs, trusted=trusted, cache=self._parsed, found_files=files)
+        changed = self.registry.set_extra(commands)
+        problems += [LoadProblem(s.hidden.path, s.message()) for s in self.registry.shadowed if s.hidden.path]
+        problems += [LoadProblem(plugins_dir(self.env), p) for p in plugin_problems]
         seen = {(str(p.path), p.message) for p in problems}
         for problem in problems:
             if (str(problem.path), problem.message) not in self._command_problems:
                 log.warning("%s", problem.describe())
                 self.host.show_message("warning", problem.describe())
         self._command_problems = seen
-        return self.registry.set_extra(commands)
+        return changed
 
     def command_watch_dirs(self) -> list[Path]:
-        return [d.path for d in self._command_dirs]
+        from coder_ls.engine.commands.plugins import plugins_dir
+
+        return [d.path for d in self._command_dirs if d.source != "plugin"] + [plugins_dir(self.env)]
 
     def announce_commands_changed(self) -> None:
         session = self.sessions.loaded(None)
@@ -294,6 +322,8 @@ class Engine:
     async def submit(self, submission: Submission) -> CommandResult:
         self.mcp.start()  # the first submission starts the MCP servers, in the background
         self.file_list().warm()  # `@` completion answers at once from the first keystroke on
+        # Each submission looks at the command files' stats first (documented: a request
+        # never sees a catalog older than the files; the watcher only announces sooner).
         if self.refresh_commands():
             self.announce_commands_changed()
         match submission.op:
@@ -508,13 +538,26 @@ class Engine:
             models=lambda current: self.agent.models(self.config, current),
             owned_tasks=self.owned_tasks,
             mcp=self.mcp,
+            env=self.env,
+            refresh_commands=self._refresh_and_announce,
         )
+
+    def _refresh_and_announce(self) -> bool:
+        changed = self.refresh_commands()
+        if changed:
+            self.announce_commands_changed()
+        return changed
 
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""
         from coder_ls.engine.commands.agentdefs import agent_dirs, load_agents
+        from coder_ls.engine.commands.plugins import installed, plugin_agent_dirs
 
-        defs, problems = load_agents(agent_dirs(self.root, self.env), trusted=self.config_store.workspace_trusted())
+        defs, problems = load_agents(
+            agent_dirs(self.root, self.env),
+            trusted=self.config_store.workspace_trusted(),
+            plugins=plugin_agent_dirs(installed(self.env)[0]),
+        )
         for problem in problems:
             key = (str(problem.path), problem.message)
             if key not in self._command_problems:

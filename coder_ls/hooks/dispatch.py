@@ -51,6 +51,14 @@ class Hooks:
         self._plugins[str(plugin_root)] = plugin_hooks(plugin_root, problems)
         return problems
 
+    def set_plugins(self, plugin_roots: list[Path]) -> None:
+        """The enabled plugins' hooks, replacing the previous set (a disabled plugin's stop);
+        each problem is said once."""
+        self._plugins = {}
+        for root in plugin_roots:
+            for problem in self.add_plugin(root):
+                self._once("warning", problem.describe())
+
     def specs(self) -> list[HookSpec]:
         """Every hook that may run now (sources re-read only when one changed)."""
         trusted = self._trusted()

@@ -52,6 +52,14 @@ class McpHub:
         self.version = 0  # bumped whenever a server's tools/prompts/state change
 
     # -- configuration --------------------------------------------------------------------------
+    def set_plugins(self, plugin_roots: list[Path]) -> None:
+        """The enabled plugins' servers, replacing the previous set."""
+        plugins = [(root, _is_inside(root, self.root)) for root in plugin_roots]
+        if plugins != self._plugins:
+            self._plugins = plugins
+            if self._started:
+                self.sync()
+
     def add_plugin(self, plugin_root: Path) -> None:
         """A plugin's servers (wt-17's plugins call this with each plugin's folder). A plugin
         that lives inside the workspace is the workspace's: it waits for `/trust` too."""

@@ -29,10 +29,12 @@ class CommandInfo(Wire, omit_defaults=True):
     description: str
     argument_hint: str
     kind: Literal["local", "prompt", "agent"]
-    source: Literal["builtin", "workspace", "user", "skill", "mcp"]
+    source: Literal["builtin", "workspace", "user", "skill", "plugin", "bundled", "managed", "mcp"]
     path: str | None = None
     user_invocable: bool | None = None
     model_invocable: bool | None = None
+    shadows: list[str] | None = None  # what this entry hides: files (or built-ins) of the same name
+    namespace: str | None = None  # the sub-folder of `/dev:review`, or the plugin of `/plugin:name`
 
 
 class CommandCatalog(Tagged, tag="commands"):
@@ -319,6 +321,22 @@ class RewindData(Tagged, tag="rewind"):
     messages_dropped: int = 0  # model-context messages cut (still in the log and in /export)
 
 
+class PluginInfo(msgspec.Struct, rename="camel", kw_only=True):
+    name: str
+    path: str  # its folder
+    enabled: bool
+    version: str = ""
+    description: str = ""
+    commands: list[str] = msgspec.field(default_factory=list)  # the slash commands and skills it adds now
+
+
+class PluginList(Tagged, tag="plugins"):
+    """`/plugin`: the installed plugins (Claude Code's plugin folders)."""
+
+    plugins: list[PluginInfo]
+    marketplaces: dict[str, str] = msgspec.field(default_factory=dict)  # added by name -> folder or URL
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -342,6 +360,7 @@ Data = (
     | CostData
     | ExportData
     | RewindData
+    | PluginList
 )
 
 

@@ -44,6 +44,7 @@ async def test_workspace_and_user_commands_are_listed_and_run(tmp_path):
             "source": "user",
             "path": str(user_dir / "review.md"),
             "userInvocable": True,
+            "shadows": ["the built-in /review", str(root / ".coder/commands/review.md")],
         }
         assert by_name["standup"]["source"] == "user"
         assert by_name["triage"]["source"] == "workspace"

@@ -48,8 +48,10 @@ def env_with_secret(fake: FakeAnthropicServer, root: Path) -> dict[str, str]:
 async def test_a_repo_review_command_cannot_replace_the_builtin(tmp_path: Path, fake) -> None:
     root = workspace(tmp_path)
     path = write(root / ".claude" / "commands" / "review.md", HOSTILE_REVIEW)
-    # the same through a skill that names itself `review` in its front matter
-    skill = write(root / ".coder" / "skills" / "helper" / "SKILL.md", "---\nname: ' review '\n---\nSKILL-REVIEW\n")
+    # the same through a skill folder named `review` (a skill beats a command file of its
+    # layer, never a built-in), and one that calls itself `review` (a label: it is /helper)
+    skill = write(root / ".coder" / "skills" / "review" / "SKILL.md", "---\nname: review\n---\nSKILL-REVIEW\n")
+    write(root / ".claude" / "skills" / "helper" / "SKILL.md", "---\nname: ' review '\n---\nSKILL-REVIEW\n")
     async with lsp_session(root, caps=full_caps(), env=env_with_secret(fake, root)) as s:
         for planted in (path, skill):
             await s.wait_for(lambda p=planted: any(str(p) in m.message for m in s.client.messages))

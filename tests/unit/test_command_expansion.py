@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.engine.commands.expand import InlineRefused, expand_arguments, run_inline
+from coder_ls.engine.commands.expand import ExpandVars, InlineRefused, expand_arguments, run_inline
 from coder_ls.engine.commands.frontmatter import FrontMatterError, parse
 
 
@@ -50,14 +50,16 @@ def test_bad_front_matter_says_what_is_wrong(text, problem):
 
 def test_positional_arguments_split_like_a_shell():
     e = expand_arguments("$1|$2|$3|$ARGUMENTS", "'a b' c")
-    assert e.text == "a b|c||'a b' c" and e.commands == ()
+    assert e.text == "a b|c|$3|'a b' c" and e.commands == ()  # a missing one stays as written
     assert expand_arguments("$1|$2", "it's odd").text == "it's|odd\n\nit's odd"  # bad quoting: whitespace
     assert expand_arguments("no placeholder", "x").text == "no placeholder\n\nx"
     assert expand_arguments("$10 stays", "a").text == "$10 stays\n\na"
 
 
 def test_skill_dir_and_inline_commands():
-    e = expand_arguments("${CLAUDE_SKILL_DIR}/s !`ls ${CODER_SKILL_DIR}` !`echo $1`", "x", Path("/sk"))
+    e = expand_arguments(
+        "${CLAUDE_SKILL_DIR}/s !`ls ${CODER_SKILL_DIR}` !`echo $1`", "x", ExpandVars(skill_dir=Path("/sk"))
+    )
     assert e.commands == ("ls /sk", "echo x")
     ran: list[str] = []
 

@@ -10,7 +10,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
-from coder_ls.agent.paths import PathError, display_path, resolve_path
+from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
 from coder_ls.agent.policy import SessionGrants
 from coder_ls.engine.agent_api import SkillInfo, _no_skills
 from coder_ls.engine.host import Host
@@ -111,6 +111,21 @@ class ToolContext:
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""
         return resolve_path(self.root, raw, allow_outside=self.config.allow_outside_workspace)
+
+    def skill_dirs(self) -> list[Path]:
+        """The folders of the user's and plugins' skills: the read tools may read them (a
+        skill ships scripts and references there); a workspace's skills are inside it."""
+        return [s.skill_dir for s in self.skills() if s.skill_dir is not None and s.origin != "workspace"]
+
+    def resolve_read(self, raw: str) -> Path:
+        """`resolve`, or a path inside one of `skill_dirs()` (for the read tools only)."""
+        try:
+            return self.resolve(raw)
+        except PathError:
+            inside = skill_file(raw, self.skill_dirs())
+            if inside is None:
+                raise
+            return inside
 
     def rel(self, path: Path) -> str:
         return display_path(self.root, path)

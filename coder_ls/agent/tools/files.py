@@ -162,7 +162,7 @@ def _read_text(note: str, rel: str, text: str, size: int, inp: ReadInput) -> Too
 
 def make_read_tool() -> Tool[ReadInput]:
     async def run(ctx: ToolContext, inp: ReadInput) -> ToolOutput:
-        path = ctx.resolve(inp.path)
+        path = ctx.resolve_read(inp.path)
         rel = ctx.rel(path)
         doc = ctx.host.open_document(path)
         if doc is not None:

@@ -156,7 +156,7 @@ def make_grep_tool(
     find_rg: FindRg = _find_rg, files: ListFiles = list_files, max_results: int = 200
 ) -> Tool[GrepInput]:
     async def run(ctx: ToolContext, inp: GrepInput) -> ToolOutput:
-        base = ctx.resolve(inp.path or ".")
+        base = ctx.resolve_read(inp.path or ".")
         if not base.exists():
             raise ToolError(f"not found: {ctx.rel(base)}")
         rel_base = ctx.rel(base)
@@ -189,7 +189,7 @@ class GlobInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, froz
 
 def make_glob_tool(files: ListFiles = list_files, max_results: int = 500) -> Tool[GlobInput]:
     async def run(ctx: ToolContext, inp: GlobInput) -> ToolOutput:
-        base = ctx.resolve(inp.path or ".")
+        base = ctx.resolve_read(inp.path or ".")
         rel_base = ctx.rel(base)
         listed = _under(await asyncio.to_thread(files, ctx.root), rel_base)
         cut = 0 if rel_base in ("", ".") else len(rel_base.rstrip("/")) + 1
@@ -219,7 +219,7 @@ class LsInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen
 
 def make_ls_tool(max_entries: int = 1000) -> Tool[LsInput]:
     async def run(ctx: ToolContext, inp: LsInput) -> ToolOutput:
-        path = ctx.resolve(inp.path or ".")
+        path = ctx.resolve_read(inp.path or ".")
         rel = ctx.rel(path)
         if not path.exists():
             raise ToolError(f"not found: {rel}")

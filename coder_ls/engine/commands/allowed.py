@@ -35,12 +35,19 @@ TOOL_NAMES = {  # Claude Code's tool names (lower-cased) -> ours
 }
 
 
+# Claude Code's tools that run without asking here anyway (the policy's ALWAYS_ALLOWED):
+# naming them grants nothing and is no problem.
+ALWAYS_RUN = frozenset({"task", "skill", "todowrite", "todoread"})
+
+
 def parse_allowed_tools(entries: tuple[str, ...]) -> tuple[tuple[ToolGrant, ...], list[str]]:
     """(the grants, a problem per entry that grants nothing)."""
     grants: list[ToolGrant] = []
     problems: list[str] = []
     for entry in entries:
         m = _ENTRY.match(entry)
+        if m is not None and m.group(1).lower() in ALWAYS_RUN and not m.group(2):
+            continue
         tool = TOOL_NAMES.get(m.group(1).lower()) if m else None
         if m is not None and _MCP.match(m.group(1)) and not m.group(2):
             grants.append(ToolGrant(tool=m.group(1)))  # an MCP server's tool(s), by name

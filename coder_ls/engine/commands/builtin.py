@@ -5,6 +5,7 @@ from __future__ import annotations
 from coder_ls.engine import gitops
 from coder_ls.engine.commands import builtin_mcp
 from coder_ls.engine.commands.builtin_io import compact_clear, diff_turn, io_commands
+from coder_ls.engine.commands.builtin_plugins import plugin_command
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.names import BUILTIN_NAMES
 from coder_ls.engine.commands.prompts import prompt_commands
@@ -326,6 +327,7 @@ def register_builtins(registry: Registry) -> None:
         *prompt_commands(),
         *builtin_mcp.COMMANDS,
         *io_commands(),
+        plugin_command(),
     ):
         registry.add_builtin(command)
     assert tuple(registry.builtin_names()) == BUILTIN_NAMES, "update coder_ls/engine/commands/names.py"

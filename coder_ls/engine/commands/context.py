@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +14,10 @@ from coder_ls.protocol.results import CommandInfo, ModelData, SessionInfo
 
 if TYPE_CHECKING:
     from coder_ls.mcp.hub import McpHub
+
+
+def _no_refresh() -> bool:
+    return False
 
 
 def _builtin_models(current: str) -> ModelData:
@@ -35,3 +39,5 @@ class CommandContext(msgspec.Struct):
     models: Callable[[str], ModelData] = _builtin_models  # `/model`'s listing, `current` resolved
     owned_tasks: Container[str] = frozenset()  # the ids of the tasks this user created here
     mcp: McpHub | None = None  # the MCP servers (`/mcp`)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)  # the server's environment (user folders)
+    refresh_commands: Callable[[], bool] = _no_refresh  # reload the command sources now (after /plugin)

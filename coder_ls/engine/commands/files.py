@@ -1,15 +1,23 @@
 """Prompt commands and skills defined in markdown files (contract section 10).
 
-- the user's: `~/.config/coder/commands/name.md`, `~/.claude/commands/name.md`, then the
+- the user's: `~/.config/coder/commands/**.md`, `~/.claude/commands/**.md`, then the
   skills `~/.config/coder/skills/name/SKILL.md`, `~/.claude/skills/name/SKILL.md`;
-- the workspace's: `<root>/.coder/commands/name.md`, `<root>/.claude/commands/name.md`, then
+- the installed plugins' `commands/**.md` and `skills/name/SKILL.md` (`plugins.py`);
+- the workspace's: `<root>/.coder/commands/**.md`, `<root>/.claude/commands/**.md`, then
   `<root>/.coder/skills/name/SKILL.md`, `<root>/.claude/skills/name/SKILL.md`.
 
-In this order, first match wins (`~/.config` is `$XDG_CONFIG_HOME` when set). The workspace's
-files come with a clone: what they may do is the gate's (`engine/trust.py`, row `commands`):
-they never replace a built-in or the user's own command, and until `/trust` their
-`allowed-tools` grant nothing and their `` !`cmd` `` lines wait for the user's approval.
-Optional front matter (`frontmatter.py`):
+Names follow Claude Code: a command file's name is its path under the folder, sub-folders
+joined with `:` (`dev/code-review.md` is `/dev:code-review`, namespace `dev`); a skill's
+is its folder's (`name:` is only its display name); a plugin's are prefixed with the
+plugin's name (`/commit-commands:commit`). Which file a name means is the registry's one
+precedence order (`registry.py`); this module only finds and reads candidates.
+A markdown file with no front matter whose name is in capitals (`README.md`,
+`WORKFLOW_EXAMPLES.md`) is documentation, not a command.
+
+The workspace's files come with a clone: what they may do is the gate's (`engine/trust.py`,
+row `commands`): they never replace a built-in or the user's own command, and until
+`/trust` their `allowed-tools` grant nothing and their `` !`cmd` `` lines wait for the
+user's approval. Optional front matter (`frontmatter.py`, read leniently as Claude Code does):
 
     ---
     description: Review the staged changes
@@ -25,7 +33,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -33,22 +41,27 @@ import msgspec
 
 from coder_ls.engine.commands.allowed import parse_allowed_tools
 from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.expand import expand_arguments
-from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, parse
-from coder_ls.engine.commands.registry import Command, Handler
+from coder_ls.engine.commands.expand import ExpandVars, expand_arguments
+from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, parse_lenient
+from coder_ls.engine.commands.references import attach, references
+from coder_ls.engine.commands.registry import Command, Handler, Layer
 from coder_ls.engine.config import UnreadableFile, read_regular_file
-from coder_ls.engine.trust import Origin, acts_as_user, may_replace
+from coder_ls.engine.trust import Origin, acts_as_user
 from coder_ls.protocol.actions import CommandOutcome, RunPromptCommand, ToolGrant
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+_DOC_NAME = re.compile(r"^[A-Z0-9][A-Z0-9_.-]*$")  # README, CHANGELOG, WORKFLOW_EXAMPLES
 MAX_COMMAND_FILE = 256 * 1024
 SKILL_FILE = "SKILL.md"
+MAX_DEPTH = 6  # sub-folder levels scanned under a commands folder
 
 
 class SourceDir(NamedTuple):
     path: Path
-    source: Literal["workspace", "user"]
-    skill: bool  # folders of `<name>/SKILL.md` (else `<name>.md` files)
+    source: Literal["workspace", "user", "plugin"]  # its layer in the precedence order
+    skill: bool  # folders of `<name>/SKILL.md` (else `**/<name>.md` files)
+    plugin: str = ""  # a plugin's name: the namespace of everything it defines
+    plugin_root: Path | None = None
 
 
 class LoadProblem(NamedTuple):
@@ -62,14 +75,15 @@ class LoadProblem(NamedTuple):
         return f"Command file {self.path} was skipped: {self.message}"
 
 
-def source_dirs(root: Path, env: Mapping[str, str]) -> list[SourceDir]:
+def source_dirs(root: Path, env: Mapping[str, str], plugins: list[SourceDir] | None = None) -> list[SourceDir]:
     home = Path(env.get("HOME", os.path.expanduser("~")))
     config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-    return [  # the user's before the workspace's: a clone never shadows the user's own
+    return [  # the order of discovery, which breaks ties inside a layer (.coder/ before .claude/)
         SourceDir(config / "coder" / "commands", "user", False),
         SourceDir(home / ".claude" / "commands", "user", False),
         SourceDir(config / "coder" / "skills", "user", True),
         SourceDir(home / ".claude" / "skills", "user", True),
+        *(plugins or []),
         SourceDir(root / ".coder" / "commands", "workspace", False),
         SourceDir(root / ".claude" / "commands", "workspace", False),
         SourceDir(root / ".coder" / "skills", "workspace", True),
@@ -81,7 +95,7 @@ def _handler(
     name: str,
     meta: CommandMeta,
     body: str,
-    skill_dir: Path | None,
+    variables: ExpandVars,
     grants: tuple[ToolGrant, ...] = (),
     confirm: Path | None = None,
 ) -> Handler:
@@ -91,7 +105,13 @@ def _handler(
                 error=f"/{name} is a skill for the agent only (user-invocable: false).",
                 error_code="not_user_invocable",
             )
-        expanded = expand_arguments(body, args.strip(), skill_dir)
+        here = variables._replace(session_id=ctx.session_id, project_dir=ctx.root)
+        expanded = expand_arguments(body, args.strip(), here)
+        folders = [p for p in (variables.skill_dir, variables.plugin_root) if p is not None]
+        if names := references(body):  # the body's own @path references, attached
+            attached = attach(names, ctx.root, folders)
+            if attached:
+                expanded = expanded._replace(text=f"{expanded.text}\n\n{attached}")
         fork = (meta.agent or "general") if meta.context == "fork" else None
         action = RunPromptCommand(
             prompt=expanded.text,
@@ -102,26 +122,82 @@ def _handler(
             name=name,
             confirm_commands=str(confirm) if confirm is not None else None,
             hooks=meta.hooks if confirm is None else {},  # a workspace file's hooks wait for /trust
-            hooks_source=str(skill_dir or name),
+            hooks_source=str(variables.skill_dir or name),
         )
         return CommandOutcome(actions=[action])
 
     return run
 
 
-def _candidates(d: SourceDir) -> list[tuple[str, Path]]:
-    """(default name, file) of one source folder, sorted."""
+Listing = tuple[list[str], list[Path]]  # a folder's sub-folder names and `.md` files
+
+
+def _listing(path: str, listings: dict[str, tuple[int, Listing]] | None) -> Listing:
+    """A folder's sub-folders and markdown files, from `listings` while the folder's mtime
+    is unchanged (one stat instead of a listing: a large corpus is walked on every request)."""
     try:
-        entries = sorted(os.scandir(d.path), key=lambda e: e.name)
+        stamp = os.stat(path).st_mtime_ns
     except OSError:
-        return []
+        return [], []
+    hit = listings.get(path) if listings is not None else None
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError:
+        return [], []
+    subs = [e.name for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+    files = [
+        Path(e.path) for e in entries if not e.name.startswith(".") and e.name.endswith(".md") and e.name not in subs
+    ]
+    if listings is not None:
+        listings[path] = (stamp, (subs, files))
+    return subs, files
+
+
+def walk_markdown(
+    folder: Path, listings: dict[str, tuple[int, Listing]] | None = None
+) -> list[tuple[tuple[str, ...], Path]]:
+    """(sub-folders, file) of every `.md` file under `folder`, sorted, at most MAX_DEPTH
+    deep; symlinked folders are not followed (a loop, or a way out of the tree)."""
+    out: list[tuple[tuple[str, ...], Path]] = []
+
+    def walk(path: str, parts: tuple[str, ...]) -> None:
+        subs, files = _listing(path, listings)
+        names = {f.name: f for f in files}
+        for name in sorted({*subs, *names}):
+            if name in names:
+                out.append((parts, names[name]))
+            elif name in subs and len(parts) < MAX_DEPTH:
+                walk(os.path.join(path, name), (*parts, name))
+
+    walk(str(folder), ())
+    return out
+
+
+def _candidates(d: SourceDir, listings: dict[str, tuple[int, Listing]] | None = None) -> list[tuple[str, str, Path]]:
+    """(name, namespace, file) of one source folder, sorted."""
+    prefix = (d.plugin,) if d.plugin else ()
     if d.skill:
-        skills = [(e.name, Path(e.path) / SKILL_FILE) for e in entries if e.is_dir()]
-        return [(name, path) for name, path in skills if os.path.lexists(path)]
-    return [(e.name[:-3], Path(e.path)) for e in entries if e.name.endswith(".md")]
+        subs, _ = _listing(str(d.path), listings)
+        base, out = str(d.path), []
+        for n in subs:
+            file = os.path.join(base, n, SKILL_FILE)
+            if os.path.lexists(file):
+                key = "file:" + file  # its Path made once (pathlib is slow to build many)
+                hit = listings.get(key) if listings is not None else None
+                path = hit[1][1][0] if hit is not None else Path(file)
+                if listings is not None and hit is None:
+                    listings[key] = (0, ([], [path]))
+                out.append((":".join((*prefix, n)), d.plugin, path))
+        return out
+    return [
+        (":".join((*prefix, *parts, path.stem)), ":".join((*prefix, *parts)), path)
+        for parts, path in walk_markdown(d.path, listings)
+    ]
 
 
-def _read(path: Path) -> str:
+def read_text(path: Path) -> str:
     try:
         data = read_regular_file(path, MAX_COMMAND_FILE)
     except UnreadableFile as exc:
@@ -131,41 +207,86 @@ def _read(path: Path) -> str:
     return (data or b"").decode("utf-8", errors="replace")
 
 
+Parsed = tuple[CommandMeta, str, list[str], bool]  # meta, body, problems, had front matter
+
+
+class ParseCache:
+    """Parsed files by (path, mtime, size): a changed file is parsed again, the rest not."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[tuple[int, int], Parsed]] = {}
+        self.listings: dict[str, tuple[int, Listing]] = {}  # folder -> (mtime, its listing)
+
+    def parse(self, path: Path) -> Parsed:
+        try:
+            st = os.stat(path)
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = (-1, -1)
+        hit = self._entries.get(str(path))
+        if hit is not None and hit[0] == stamp and stamp != (-1, -1):
+            return hit[1]
+        text = read_text(path)
+        meta, body, problems = parse_lenient(text)
+        parsed = (meta, body, problems, text.lstrip("\ufeff").startswith("---"))
+        self._entries[str(path)] = (stamp, parsed)
+        return parsed
+
+    def keep_only(self, paths: set[str]) -> None:
+        for key in [k for k in self._entries if k not in paths]:
+            del self._entries[key]
+
+
+def is_documentation(path: Path, has_front_matter: bool) -> bool:
+    """`README.md` and the like beside command or agent files: text for people."""
+    return not has_front_matter and _DOC_NAME.match(path.stem) is not None
+
+
+Scan = list[tuple[SourceDir, list[tuple[str, str, Path]]]]
+
+
+def scan(dirs: list[SourceDir], cache: ParseCache | None = None) -> Scan:
+    """Every source folder's candidates (one walk, for `signature` and `load_commands`);
+    with `cache`, an unchanged folder costs one stat."""
+    listings = cache.listings if cache is not None else None
+    return [(d, _candidates(d, listings)) for d in dirs]
+
+
 def load_commands(
-    dirs: list[SourceDir], local: Collection[str], builtin: Collection[str] = (), *, trusted: bool = False
+    dirs: list[SourceDir], *, trusted: bool = False, cache: ParseCache | None = None, found_files: Scan | None = None
 ) -> tuple[list[Command], list[LoadProblem]]:
-    """The file-defined commands (first match wins) and the files that were skipped.
-    `local`: the built-in local commands, which no file can take; `builtin`: every built-in
-    command, which a workspace file cannot take either; `trusted`: the user ran `/trust`."""
-    found: dict[str, Command] = {}
+    """Every candidate command of every source folder (the registry ranks them) and the
+    files that were skipped or loaded without something. `trusted`: the user ran `/trust`;
+    `found_files`: the folders' `scan` when the caller has it."""
+    cache = cache if cache is not None else ParseCache()
+    found: list[Command] = []
     problems: list[LoadProblem] = []
-    users: set[str] = set()
-    for d in dirs:
-        origin: Origin = d.source
-        reserved = frozenset(local) if origin == "user" else frozenset(builtin) | frozenset(local)
-        for default_name, path in _candidates(d):
+    seen: set[str] = set()
+    for d, candidates in found_files if found_files is not None else scan(dirs):
+        origin: Origin = "workspace" if d.source == "workspace" else "user"
+        layer: Layer = d.source
+        for name, namespace, path in candidates:
+            seen.add(str(path))
             try:
-                meta, body = parse(_read(path))
+                meta, body, meta_problems, fenced = cache.parse(path)
             except FrontMatterError as exc:
                 problems.append(LoadProblem(path, str(exc)))
                 continue
-            name = (meta.name if d.skill and meta.name else default_name).strip()
+            if not d.skill and is_documentation(path, fenced):
+                continue
+            problems += [LoadProblem(path, p, skipped=False) for p in meta_problems]
             if not _NAME.match(name):
                 problems.append(LoadProblem(path, f"{name!r} is not a valid command name"))
                 continue
-            refused = may_replace(origin, name, reserved, frozenset(users))
-            if refused is not None:
-                problems.append(LoadProblem(path, refused))
+            if not body:
                 continue
-            if name in found or not body:
-                continue
-            if origin == "user":
-                users.add(name)
             skill_dir = path.parent if d.skill else None
             grants: tuple[ToolGrant, ...] = ()
             as_user = acts_as_user(origin, trusted)
+            variables = ExpandVars(skill_dir=skill_dir, plugin_root=d.plugin_root)
             if as_user:
-                grants, grant_problems = parse_allowed_tools(meta.allowed_tools)
+                tools = tuple(variables.apply(t) for t in meta.allowed_tools)
+                grants, grant_problems = parse_allowed_tools(tools)
                 problems += [LoadProblem(path, p, skipped=False) for p in grant_problems]
             else:
                 if meta.allowed_tools:
@@ -178,40 +299,37 @@ def load_commands(
                     message = f"model {meta.model!r} is ignored until you trust this workspace with /trust"
                     problems.append(LoadProblem(path, message, skipped=False))
                     meta = msgspec.structs.replace(meta, model="")
-            found[name] = Command(
-                name=name,
-                description=meta.description or body.splitlines()[0][:80],
-                argument_hint=meta.argument_hint,
-                handler=_handler(name, meta, body, skill_dir, grants, confirm=None if as_user else path),
-                kind="agent" if meta.context == "fork" else "prompt",
-                source="skill" if d.skill else d.source,
-                path=path,
-                meta=meta,
-                body=body,
-                skill_dir=skill_dir,
-                origin=origin,
+            found.append(
+                Command(
+                    name=name,
+                    description=meta.description or body.split("\n", 1)[0][:80],
+                    argument_hint=meta.argument_hint,
+                    handler=_handler(name, meta, body, variables, grants, confirm=None if as_user else path),
+                    kind="agent" if meta.context == "fork" else "prompt",
+                    source="skill" if d.skill else d.source,
+                    path=path,
+                    meta=meta,
+                    body=body,
+                    skill_dir=skill_dir,
+                    origin=origin,
+                    layer=layer,
+                    namespace=namespace,
+                    plugin_root=d.plugin_root,
+                )
             )
-    return list(found.values()), problems
+    cache.keep_only(seen)
+    return found, problems
 
 
-def signature(dirs: list[SourceDir]) -> tuple[tuple[str, int, int], ...]:
+def signature(dirs: list[SourceDir] | Scan) -> tuple[tuple[str, int, int], ...]:
     """Cheap fingerprint of the command and skill files (path, size, mtime) to notice changes."""
     out: list[tuple[str, int, int]] = []
-    for d in dirs:
-        try:
-            entries = list(os.scandir(d.path))
-        except OSError:
-            continue
-        for entry in entries:
-            if d.skill:
-                target = os.path.join(entry.path, SKILL_FILE)
-            elif entry.name.endswith(".md"):
-                target = entry.path
-            else:
-                continue
+    scanned: Scan = [(x, _candidates(x)) if isinstance(x, SourceDir) else x for x in dirs]
+    for _, candidates in scanned:
+        for _, _, target in candidates:
             try:
                 st = os.stat(target)
             except OSError:
                 continue
-            out.append((target, st.st_size, st.st_mtime_ns))
+            out.append((str(target), st.st_size, st.st_mtime_ns))
     return tuple(sorted(out))

@@ -25,4 +25,5 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "usage",
     "export",
     "rewind",
+    "plugin",
 )
