@@ -20,7 +20,9 @@ from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo,
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
+from coder_ls.engine.commands.availability import Probe, unavailable
 from coder_ls.engine.commands.builtin import register_builtins
+from coder_ls.engine.commands.catalog import listing, visible
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.files import load_commands, signature, source_dirs
 from coder_ls.engine.commands.registry import Registry
@@ -37,15 +39,16 @@ from coder_ls.engine.dispatch import (
 )
 from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
+from coder_ls.engine.origins import command_refusal, shell_refusal
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.engine.safety import check_command
 from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
-from coder_ls.engine.tasks import AgentTask, ShellTask, task_for
+from coder_ls.engine.tasks import AgentTask, ShellTask, task_for, titled
 from coder_ls.engine.trust import OwnedIds
 from coder_ls.protocol.actions import RunAgent
-from coder_ls.protocol.args import SelectionContext
+from coder_ls.protocol.args import InputOrigin, SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
 from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submission, UserInput
@@ -217,8 +220,8 @@ class Engine:
         self._command_signature = sig
         commands, problems = load_commands(
             self._command_dirs,
-            self.registry.local_names(),
-            self.registry.builtin_names(),
+            self.registry.reserved_names(),  # the local commands and every alias
+            [*self.registry.builtin_names(), *self.registry.reserved_names()],
             trusted=self.config_store.workspace_trusted(),
         )
         seen = {(str(p.path), p.message) for p in problems}
@@ -248,15 +251,16 @@ class Engine:
                 return self._stop_agent_op(submission, agent_id)
             case Interrupt():
                 return self._interrupt_op(submission)
-            case ListCommands():
+            case ListCommands(include_hidden=include_hidden):
                 sid = submission.session_id or self.sessions.current_id or ""
+                catalog = await listing(self.registry, self.probe(), include_hidden=include_hidden)
                 return CommandResult(
                     session_id=sid,
                     submission_id=submission.id,
                     mode="command",
                     status="completed",
-                    reply="\n".join(f"/{c.name} {c.argument_hint}".rstrip() for c in self.registry.catalog()),
-                    data=CommandCatalog(commands=self.registry.catalog()),
+                    reply="\n".join(f"/{c.name} {c.argument_hint}".rstrip() for c in catalog),
+                    data=CommandCatalog(commands=catalog),
                 )
         if not self.root.is_dir():  # deleted while the server runs: never re-created
             message = f"The workspace folder {self.root} no longer exists; reopen a workspace that does."
@@ -290,13 +294,19 @@ class Engine:
                     return [AgentTask(RunAgent(prompt=prompt.text, context=prompt.context, plan=False))]
 
                 return True, code_action
-            case UserInput(text=text, context=context):
-                parsed = parse_input(text, self.registry.names())
+            case UserInput(text=text, context=context, origin=origin):
+                parsed = parse_input(text, self.registry.known_names())
                 selection = context if isinstance(context, SelectionContext) else None
-                return waits_in_line(parsed), self._input_planner(parsed, selection, b)
+                return waits_in_line(parsed, self.registry.resolve), self._input_planner(parsed, selection, b, origin)
         raise AssertionError(f"unsupported operation {type(op).__name__}")
 
-    def _input_planner(self, parsed: Parsed, selection: SelectionContext | None, b: ResultBuilder) -> Planner:
+    def probe(self) -> Probe:
+        """What availability looks at, now (one per lookup or listing)."""
+        return Probe(self.root, self.config, self.env)
+
+    def _input_planner(
+        self, parsed: Parsed, selection: SelectionContext | None, b: ResultBuilder, origin: InputOrigin = "typed"
+    ) -> Planner:
         async def plan(ctx: TaskContext) -> list[Task]:
             match parsed:
                 case EmptyInput():
@@ -305,18 +315,27 @@ class Engine:
                     hint = f" Did you mean: {', '.join('/' + s for s in suggestions)}?" if suggestions else ""
                     b.fail("unknown_command", f"Unknown command /{name}.{hint} Type /help for the list.")
                 case Shell(command=command):
+                    if (refused := shell_refusal(origin)) is not None:
+                        b.fail("origin_refused", f"{command!r}: {refused}")
+                        return []
                     return await self._plan_shell(ctx, command)
                 case Prompt(text=prompt):
                     return [AgentTask(RunAgent(prompt=prompt, context=selection))]
                 case Slash(name=name, args=args):
-                    found = self.registry.get(name)
+                    found = self.registry.resolve(name)
                     assert found is not None
+                    if (refused := command_refusal(found, origin)) is not None:
+                        b.fail("origin_refused", refused)
+                        return []
+                    if (reason := await unavailable(found, args, self.probe())) is not None:
+                        b.fail("unavailable", reason)
+                        return []
                     outcome = await found.handler(self._command_context(ctx.session), args)
                     if outcome.error is not None:
                         b.fail(outcome.error_code, outcome.error)
                         return []
                     b.mode, b.reply, b.data = "command", outcome.reply, outcome.data
-                    return [task_for(action) for action in outcome.actions]
+                    return [titled(task_for(action), found.progress_title()) for action in outcome.actions]
             return []
 
         if isinstance(parsed, Shell):
@@ -407,7 +426,7 @@ class Engine:
             session_id=session.id,
             model=session.model or config.model,
             provider=session.provider or config.provider,
-            catalog=self.registry.catalog,
+            catalog=lambda: visible(self.registry),
             list_sessions=self.sessions.list_infos,
             resolve_session=self.sessions.resolve_info,
             agent_defs=self.agent_defs,

@@ -43,6 +43,13 @@ from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.protocol.results import ErrorInfo, ResumedSession, SessionData, UndoData
 
 
+def titled(task: Task, title: str) -> Task:
+    """A command's own progress message (`progress-message`) on its agent turn."""
+    if title and isinstance(task, AgentTask | PromptCommandTask):
+        task.title = title
+    return task
+
+
 def task_for(action: Action) -> Task:
     match action:
         case RunShell(command=command):

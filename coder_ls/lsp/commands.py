@@ -108,11 +108,12 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
         case "coder.input":
             a = _convert(command, raw, InputArgs)
             if a.text.strip().startswith("!"):
-                return UserInput(text=_shell_text(a.text, a.session_id), context=a.context), a.session_id
-            return UserInput(text=_clean(a.text), context=a.context), a.session_id
+                text = _shell_text(a.text, a.session_id)
+                return UserInput(text=text, context=a.context, origin=a.origin), a.session_id
+            return UserInput(text=_clean(a.text), context=a.context, origin=a.origin), a.session_id
         case "coder.shell":
             s = _convert(command, raw, ShellArgs)
-            return UserInput(text="!" + _shell_text(s.command, s.session_id)), s.session_id
+            return UserInput(text="!" + _shell_text(s.command, s.session_id), origin=s.origin), s.session_id
         case "coder.interrupt":
             i = _convert(command, raw, InterruptArgs)
             if i.agent_id is not None and not i.agent_id.strip():
@@ -120,7 +121,7 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
             return Interrupt(agent_id=i.agent_id), i.session_id
         case "coder.listCommands":
             lc = _convert(command, raw, ListCommandsArgs)
-            return ListCommands(), lc.session_id
+            return ListCommands(include_hidden=lc.include_hidden), lc.session_id
         case "coder.codeAction":
             c = _convert(command, raw, CodeActionArgs)
             if c.action not in ("fix", "explain", "refactor", "tests"):
@@ -139,5 +140,5 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
     if command.startswith("coder.") and name in slash_names:
         s2 = _convert(command, raw, SlashArgs)
         text = f"/{name} {_clean(s2.args)}".rstrip() if s2.args else f"/{name}"
-        return UserInput(text=text), s2.session_id
+        return UserInput(text=text, origin=s2.origin), s2.session_id
     raise BadArguments(f"unknown command {command!r}")

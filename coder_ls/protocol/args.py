@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from coder_ls.protocol.base import Wire
+
+# Where an input came from (contract section 18): what the user typed, or something else.
+InputOrigin = Literal["typed", "codeAction", "link", "client", "remote"]
 
 
 class Position(Wire):
@@ -38,6 +43,7 @@ class InputArgs(Wire):
     text: str
     session_id: str | None = None
     context: SelectionContext | None = None
+    origin: InputOrigin = "typed"
 
 
 class ShellArgs(Wire):
@@ -45,6 +51,7 @@ class ShellArgs(Wire):
 
     command: str
     session_id: str | None = None
+    origin: InputOrigin = "typed"
 
 
 class SlashArgs(Wire):
@@ -52,6 +59,7 @@ class SlashArgs(Wire):
 
     args: str | None = None
     session_id: str | None = None
+    origin: InputOrigin = "typed"
 
 
 class InterruptArgs(Wire):
@@ -63,9 +71,11 @@ class InterruptArgs(Wire):
 
 
 class ListCommandsArgs(Wire):
-    """`coder.listCommands`: takes no keys (sessionId is accepted and ignored)."""
+    """`coder.listCommands`: sessionId is accepted and ignored; `includeHidden` lists the
+    hidden commands too."""
 
     session_id: str | None = None
+    include_hidden: bool = False
 
 
 class CodeActionArgs(Wire):

@@ -73,6 +73,13 @@ class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     default_budget: PositiveInt = 500_000  # tokens a /task may use before it pauses
 
 
+class CommandsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """Slash commands (contract section 18): `disabled` names commands that cannot run
+    (listed with `available: false` and the reason)."""
+
+    disabled: list[str] = msgspec.field(default_factory=list)
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
@@ -102,3 +109,4 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # The longest silence on a model request (no byte of the response) before it is given
     # up as stalled and retried; from 10 s of silence on, the progress says so.
     request_timeout_seconds: PositiveFloat = 120.0
+    commands: CommandsConfig = msgspec.field(default_factory=CommandsConfig)

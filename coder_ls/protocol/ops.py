@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from coder_ls.protocol.args import Diagnostic, Range, SelectionContext
+from coder_ls.protocol.args import Diagnostic, InputOrigin, Range, SelectionContext
 
 
 class UserInput(msgspec.Struct, frozen=True):
@@ -12,6 +12,7 @@ class UserInput(msgspec.Struct, frozen=True):
 
     text: str
     context: SelectionContext | None = None
+    origin: InputOrigin = "typed"  # what the user typed, or something else (contract section 18)
 
 
 class Interrupt(msgspec.Struct, frozen=True):
@@ -29,7 +30,7 @@ class CodeAction(msgspec.Struct, frozen=True):
 
 
 class ListCommands(msgspec.Struct, frozen=True):
-    pass
+    include_hidden: bool = False
 
 
 Op = UserInput | Interrupt | CodeAction | ListCommands

@@ -21,18 +21,39 @@ class Tagged(Wire, tag_field="kind"):
     """Base of `data` payloads; `kind` names which one it is."""
 
 
+class Activation(Wire):
+    """A conditional skill (`paths:` in its front matter): offered to the model once the
+    session touches a file matching one glob; `by` is the file that activated it."""
+
+    paths: list[str]
+    active: bool = False
+    by: str | None = None
+
+
 class CommandInfo(Wire, omit_defaults=True):
     """One entry of the catalog. `path` (where a file command is defined),
-    `userInvocable` (files) and `modelInvocable` (skills) are left out when absent."""
+    `userInvocable` (files) and `modelInvocable` (skills) are left out when absent.
+    The command model's fields (contract section 18) are left out at their defaults."""
 
     name: str
     description: str
     argument_hint: str
     kind: Literal["local", "prompt", "agent"]
-    source: Literal["builtin", "workspace", "user", "skill"]
+    source: Literal["builtin", "workspace", "user", "skill", "bundled", "managed", "plugin", "mcp"]
     path: str | None = None
     user_invocable: bool | None = None
     model_invocable: bool | None = None
+    aliases: list[str] = msgspec.field(default_factory=list)
+    hidden: bool = False
+    available: bool = True
+    reason: str | None = None  # why it is not available now
+    immediate: bool = False  # runs at once, even while a turn of the session runs
+    sensitive: bool = False  # its arguments are shown as *** everywhere
+    progress_message: str | None = None
+    when_to_use: str | None = None
+    arguments: list[str] = msgspec.field(default_factory=list)
+    effort: str | None = None
+    activation: Activation | None = None
 
 
 class CommandCatalog(Tagged, tag="commands"):

@@ -3,6 +3,8 @@
 1. `$ARGUMENTS` becomes the argument text (appended on its own line when absent);
 2. `$1`…`$9` become the arguments split like a shell would (`shlex`; on a quoting
    error, split on whitespace);
+   then `$name` becomes the argument at that name's place in the front matter's
+   `arguments: [file, focus]` (`$file` is `$1`, `$focus` `$2`);
 3. `${CODER_SKILL_DIR}` and `${CLAUDE_SKILL_DIR}` become the skill's folder;
 4. each `` !`cmd` `` is run in the session's shell (see `run_inline`) and its output
    takes its place.
@@ -38,10 +40,20 @@ def split_arguments(args: str) -> list[str]:
         return args.split()
 
 
-def expand_arguments(body: str, args: str, skill_dir: Path | None = None) -> Expanded:
+def _placeholders(names: tuple[str, ...]) -> re.Pattern[str]:
+    if not names:
+        return _PLACEHOLDER
+    longest_first = sorted(names, key=len, reverse=True)
+    named = "|".join(re.escape(n) for n in longest_first)
+    return re.compile(_PLACEHOLDER.pattern + r"|\$(" + named + r")(?![A-Za-z0-9_])")
+
+
+def expand_arguments(body: str, args: str, skill_dir: Path | None = None, names: tuple[str, ...] = ()) -> Expanded:
     """Steps 1-3, in one pass (a substituted text is never expanded again)."""
     args = args.replace(_SLOT, "")
     words = split_arguments(args)
+    pattern = _placeholders(names)
+    used_named: list[bool] = []
 
     def value(m: re.Match[str]) -> str:
         token = m.group(0)
@@ -50,19 +62,23 @@ def expand_arguments(body: str, args: str, skill_dir: Path | None = None) -> Exp
         if m.group(1):
             n = int(m.group(1))
             return words[n - 1] if n <= len(words) else ""
+        if names and m.group(2):
+            used_named.append(True)
+            n = names.index(m.group(2))
+            return words[n] if n < len(words) else ""
         return str(skill_dir) if skill_dir is not None else token
 
     parts: list[str] = []
     commands: list[str] = []
     pos = 0
     for m in INLINE.finditer(body):
-        parts.append(_PLACEHOLDER.sub(value, body[pos : m.start()]))
-        commands.append(_PLACEHOLDER.sub(value, m.group(1)).strip())
+        parts.append(pattern.sub(value, body[pos : m.start()]))
+        commands.append(pattern.sub(value, m.group(1)).strip())
         parts.append(f"{_SLOT}{len(commands) - 1}{_SLOT}")
         pos = m.end()
-    parts.append(_PLACEHOLDER.sub(value, body[pos:]))
+    parts.append(pattern.sub(value, body[pos:]))
     text = "".join(parts)
-    if "$ARGUMENTS" not in body and args:
+    if "$ARGUMENTS" not in body and args and not used_named:  # named arguments place them
         text = f"{text}\n\n{args}"
     return Expanded(text, tuple(commands))
 

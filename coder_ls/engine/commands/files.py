@@ -91,7 +91,7 @@ def _handler(
                 error=f"/{name} is a skill for the agent only (user-invocable: false).",
                 error_code="not_user_invocable",
             )
-        expanded = expand_arguments(body, args.strip(), skill_dir)
+        expanded = expand_arguments(body, args.strip(), skill_dir, meta.arguments)
         fork = (meta.agent or "general") if meta.context == "fork" else None
         action = RunPromptCommand(
             prompt=expanded.text,

@@ -38,6 +38,12 @@ class CommandMeta(msgspec.Struct, frozen=True):
     agent: str = ""
     disable_model_invocation: bool = False
     user_invocable: bool = True
+    # the command model (contract section 18)
+    arguments: tuple[str, ...] = ()  # named arguments: `$file`, `$focus`
+    effort: str = ""  # low | medium | high | max: this command's turn
+    paths: tuple[str, ...] = ()  # globs: a conditional skill, offered once a matching file is touched
+    progress_message: str = ""  # the work-done progress title while it runs
+    hidden: bool = False  # runnable, but not in /help or the catalog
 
 
 _TEXT_KEYS = {
@@ -48,8 +54,16 @@ _TEXT_KEYS = {
     "model": "model",
     "context": "context",
     "agent": "agent",
+    "effort": "effort",
+    "progress-message": "progress_message",
 }
-_BOOL_KEYS = {"disable-model-invocation": "disable_model_invocation", "user-invocable": "user_invocable"}
+_BOOL_KEYS = {
+    "disable-model-invocation": "disable_model_invocation",
+    "user-invocable": "user_invocable",
+    "hidden": "hidden",
+}
+EFFORTS = ("low", "medium", "high", "max")
+_ARG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def split(text: str) -> tuple[str | None, str]:
@@ -80,6 +94,27 @@ def _tools(value: Any) -> tuple[str, ...]:
     if isinstance(value, list) and all(isinstance(t, str) for t in value):
         return tuple(t.strip() for t in value if t.strip())
     raise FrontMatterError("'allowed-tools' must be a list of tool names or one comma-separated string")
+
+
+def _words(key: str, value: Any) -> tuple[str, ...]:
+    """A list of names or globs, or one string of them (comma or space separated)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(w for w in re.split(r"[,\s]+", value) if w)
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        return tuple(w.strip() for w in value if w.strip())
+    raise FrontMatterError(f"'{key}' must be a list of text or one string, not {type(value).__name__}")
+
+
+def _arguments(value: Any) -> tuple[str, ...]:
+    names = _words("arguments", value)
+    for name in names:
+        if not _ARG_NAME.match(name) or name == "ARGUMENTS":
+            raise FrontMatterError(f"'arguments': {name!r} is not a name for $name (letters, digits, _)")
+    if len(set(names)) != len(names):
+        raise FrontMatterError("'arguments' names one argument twice")
+    return names
 
 
 def parse(text: str) -> tuple[CommandMeta, str]:
@@ -116,6 +151,12 @@ def parse(text: str) -> tuple[CommandMeta, str]:
             values["allowed_tools"] = _tools(value)
         elif k == "tools":
             values["tools"] = _tools(value)
+        elif k == "arguments":
+            values["arguments"] = _arguments(value)
+        elif k == "paths":
+            values["paths"] = _words(k, value)
     if values.get("context") not in (None, "", "fork"):
         raise FrontMatterError(f"'context' must be 'fork', not {values['context']!r}")
+    if values.get("effort") not in (None, "", *EFFORTS):
+        raise FrontMatterError(f"'effort' must be one of {', '.join(EFFORTS)}, not {values['effort']!r}")
     return CommandMeta(**values), body

@@ -20,3 +20,6 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "review",
     "commit",
 )
+
+# Other names of built-ins, in BUILTIN_NAMES order (`coder.<alias>` is an id too).
+BUILTIN_ALIASES: tuple[str, ...] = ("reset",)
