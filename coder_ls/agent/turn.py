@@ -39,6 +39,7 @@ from coder_ls.llm.base import (
     ToolCallDone,
     Usage,
 )
+from coder_ls.llm.request_plan import effort_of
 from coder_ls.protocol.actions import RunAgent, ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import (
@@ -128,6 +129,7 @@ class Turn:
         self.usage = UsageData()
         self.verify_attempts = 0
         self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
+        self.turn_effort: str | None = None  # the starting command's effort (else the session's)
         self._checked: tuple[str, Path, str | None] | None = None  # the policy's last command check
 
     @property
@@ -149,6 +151,7 @@ class Turn:
 
     async def run(self, action: RunAgent) -> None:
         self.turn_grants = action.grants
+        self.turn_effort = action.effort
         text = action.prompt + _selection_text(self.turn, action)
         if action.plan and is_complex(action.prompt):
             first_line = action.prompt.strip().splitlines()[0] if action.prompt.strip() else action.prompt
@@ -198,7 +201,7 @@ class Turn:
             max_tokens=self.config.max_output_tokens,
             thinking_budget=self.config.thinking_budget or None,
             thinking=self.config.thinking,
-            effort=self.config.effort,
+            effort=effort_of(self.turn_effort or self.session.effort) or self.config.effort,
             timeout_seconds=self.config.request_timeout_seconds,
         )
         texts: list[str] = []

@@ -52,7 +52,7 @@ from coder_ls.protocol.args import InputOrigin, SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
 from coder_ls.protocol.ops import CodeAction, Interrupt, ListCommands, Op, Submission, UserInput
-from coder_ls.protocol.results import CommandCatalog, CommandResult, InterruptData, error_result
+from coder_ls.protocol.results import CommandCatalog, CommandInfo, CommandResult, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
 log = logging.getLogger(__name__)
@@ -432,7 +432,14 @@ class Engine:
             agent_defs=self.agent_defs,
             models=lambda current: self.agent.models(self.config, current),
             owned_tasks=self.owned_tasks,
+            session_effort=session.effort,
+            trusted=self.config_store.workspace_trusted(),
+            context_percent=min(100, session.last_context_tokens * 100 // max(1, config.context_limit_tokens)),
+            unavailable=self._unavailable,
         )
+
+    async def _unavailable(self) -> list[CommandInfo]:
+        return [c for c in await listing(self.registry, self.probe(), include_hidden=True) if not c.available]
 
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""

@@ -62,6 +62,7 @@ class Session:
         self.last_context_tokens = 0  # what the last model step read and wrote (for auto-compaction)
         self.model: str | None = None
         self.provider: str | None = None
+        self.effort: str | None = None  # `/effort`: this session's default (None: the configuration's)
         self.title = ""
         self.message_count = 0
         self.created_at = time.time()

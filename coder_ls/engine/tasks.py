@@ -16,6 +16,7 @@ from coder_ls.engine.gitops import NotAGitRepo
 from coder_ls.engine.sessions import UnknownSession
 from coder_ls.protocol.actions import (
     Action,
+    ChangeEffort,
     ChangeModel,
     ChangePermissions,
     Compact,
@@ -74,6 +75,10 @@ def task_for(action: Action) -> Task:
             return ResetTask(kind)
         case ResumeSession(session_id=session_id):
             return ResumeTask(session_id)
+        case ChangeEffort(level=level):
+            from coder_ls.engine.effort import ChangeEffortTask
+
+            return ChangeEffortTask(level)
 
 
 def shell_message(command: str, output: str, exit_code: int | None, *, cancelled: bool = False) -> Message:
@@ -195,7 +200,9 @@ class PromptCommandTask:
         except InlineRefused as exc:
             ctx.result.fail("refused", f"Refused command in the prompt: {exc}")
             return
-        turn = RunAgent(prompt=prompt, model=a.model, grants=a.grants, fork=a.fork, command=f"/{a.name}")
+        turn = RunAgent(
+            prompt=prompt, model=a.model, grants=a.grants, fork=a.fork, command=f"/{a.name}", effort=a.effort
+        )
         await AgentTask(turn).run(ctx)
 
     async def _approved(self, ctx: TaskContext) -> bool:

@@ -40,6 +40,7 @@ class RunAgent(msgspec.Struct, frozen=True):
     fork: str | None = None  # `context: fork`: run as this subagent, the session keeps only a note
     task: TaskRequest | None = None  # `/task`: plan and run the goal with subagents (section 14)
     command: str = ""  # the command that started it (`/name`), for that note
+    effort: str | None = None  # this turn only (a command's `effort:`); else the session's
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):
@@ -54,6 +55,7 @@ class RunPromptCommand(msgspec.Struct, frozen=True):
     name: str = ""
     # an untrusted workspace's file (its path): `commands` run only after the user approves them
     confirm_commands: str | None = None
+    effort: str | None = None  # its turn's effort (`effort:` in the front matter)
 
 
 class RunShell(msgspec.Struct, frozen=True):
@@ -98,6 +100,12 @@ class SideQuestion(msgspec.Struct, frozen=True):
     question: str
 
 
+class ChangeEffort(msgspec.Struct, frozen=True):
+    """`/effort <level>`: the session's default effort (None: the configuration's)."""
+
+    level: str | None
+
+
 Action = (
     RunAgent
     | RunPromptCommand
@@ -110,6 +118,7 @@ Action = (
     | UndoLast
     | Compact
     | SideQuestion
+    | ChangeEffort
 )
 
 

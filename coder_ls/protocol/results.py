@@ -21,12 +21,12 @@ class Tagged(Wire, tag_field="kind"):
     """Base of `data` payloads; `kind` names which one it is."""
 
 
-class Activation(Wire):
+class Activation(Wire, omit_defaults=True):
     """A conditional skill (`paths:` in its front matter): offered to the model once the
     session touches a file matching one glob; `by` is the file that activated it."""
 
     paths: list[str]
-    active: bool = False
+    active: bool
     by: str | None = None
 
 
@@ -210,6 +210,43 @@ class UsageData(Tagged, tag="usage"):
     steps: int = 0
 
 
+class EffortData(Tagged, tag="effort"):
+    """`/effort`: the session's effort now and where it comes from."""
+
+    effort: str | None  # None: the model's default
+    source: Literal["session", "config", "default"]
+    levels: list[str]
+
+
+class StatusData(Tagged, tag="status"):
+    """`/status`: what is in force for this session."""
+
+    version: str
+    model: str
+    provider: str
+    effort: str | None
+    permissions: str
+    trusted: bool
+    sandbox: str
+    session_id: str
+    context_percent: int
+    mcp: list[str] = msgspec.field(default_factory=list)  # the MCP servers and their states (none yet)
+    disabled: list[CommandInfo] = msgspec.field(default_factory=list)  # the commands that cannot run now, and why
+
+
+class SkillEntry(Wire):
+    name: str
+    source: str
+    model_invocable: bool
+    active: bool
+    activated_by: str | None = None
+    shadows: list[str] = msgspec.field(default_factory=list)
+
+
+class SkillsData(Tagged, tag="skills"):
+    skills: list[SkillEntry]
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -226,6 +263,9 @@ Data = (
     | AgentsData
     | TaskData
     | TaskList
+    | EffortData
+    | StatusData
+    | SkillsData
 )
 
 

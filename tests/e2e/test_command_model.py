@@ -113,9 +113,34 @@ async def test_immediate_is_data_of_the_command(tmp_path):
     async with lsp_session(root) as s:
         entry = by_name(await s.execute("coder.listCommands", {}))
         assert {n for n, e in entry.items() if e.get("immediate")} == {
-            "help", "sessions", "diff", "model", "permissions", "trust", "btw", "agents",
+            "help", "sessions", "diff", "model", "permissions", "trust", "btw", "agents", "status", "skills",
         }  # fmt: skip
         assert entry["commit"]["progressMessage"] == "Committing"
+
+
+async def test_status_and_skills_say_what_is_in_force(tmp_path):
+    root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
+    skills = root.parent / f".xdg-{root.name}" / "coder" / "skills"
+    (skills / "db").mkdir(parents=True)
+    (skills / "db" / "SKILL.md").write_text("---\ndescription: Databases\npaths: ['*.sql']\n---\nUse the index.\n")
+    (skills / "mine").mkdir(parents=True)
+    (skills / "mine" / "SKILL.md").write_text("---\ndescription: Mine\ndisable-model-invocation: true\n---\nX\n")
+    (root / ".coder").mkdir()
+    (root / ".coder" / "config.json").write_text(json.dumps({"commands": {"disabled": ["diff"]}}))
+    async with lsp_session(root) as s:
+        status = await s.execute("coder.status", {})
+        data = status["data"]
+        assert data["kind"] == "status" and data["permissions"] == "balanced" and data["trusted"] is False
+        assert data["sandbox"] == "workspace-write" and data["sessionId"] == status["sessionId"]
+        reasons = {c["name"]: c["reason"] for c in data["disabled"]}
+        assert "commands.disabled" in reasons["diff"] and "ANTHROPIC_API_KEY" in reasons["init"]
+        assert "/diff" in status["reply"]
+        listed = (await s.execute("coder.skills", {}))["data"]["skills"]
+        by = {x["name"]: x for x in listed}
+        assert by["db"]["active"] is False and by["db"]["modelInvocable"] is True
+        assert by["mine"]["modelInvocable"] is False and by["mine"]["active"] is True
+        entry = by_name(await s.execute("coder.listCommands", {}))
+        assert entry["db"]["activation"] == {"paths": ["*.sql"], "active": False}
 
 
 # -- origin -----------------------------------------------------------------------------

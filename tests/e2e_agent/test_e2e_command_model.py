@@ -63,3 +63,58 @@ async def test_when_to_use_reaches_the_model_with_the_description(agent, user_di
     await a.turn("hello")
     system = str(a.fake.message_requests[0].body.get("system"))
     assert "Review SQL" in system and "a query touches more than one table" in system
+
+
+def effort_sent(request) -> str | None:
+    return (request.body.get("output_config") or {}).get("effort")
+
+
+async def test_a_commands_effort_and_the_sessions_effort_change_what_the_api_receives(agent, user_dir):
+    user_dir("commands/deep.md", "---\neffort: high\n---\nThink about $ARGUMENTS\n")
+    a = await agent()
+    a.fake.push(reply("deep"), reply("plain"), reply("low"))
+    assert (await a.turn("/deep the design"))["status"] == "completed"
+    assert (await a.turn("and now?"))["status"] == "completed"
+    first, second = a.fake.message_requests
+    assert effort_sent(first) == "high"  # this command's turn only
+    assert effort_sent(second) is None  # the model's default again
+
+    shown = await a.turn("/effort")
+    assert shown["data"] == {
+        "kind": "effort",
+        "effort": None,
+        "source": "default",
+        "levels": ["low", "medium", "high", "max"],
+    }
+    bad = await a.turn("/effort extreme")
+    assert bad["error"]["code"] == "invalid_argument"
+    assert (await a.turn("/effort low"))["status"] == "completed"
+    status = await a.turn("/status")
+    assert status["data"]["effort"] == "low" and status["data"]["permissions"] == "balanced"
+    await a.turn("go on")
+    assert effort_sent(a.fake.message_requests[2]) == "low"
+
+    await a.turn("/effort auto")
+
+
+async def test_max_effort_on_a_model_that_stops_at_high_sends_high(agent):
+    a = await agent(model="claude-sonnet-4-6")
+    a.fake.push(reply("a"))
+    await a.turn("/effort max")
+    await a.turn("once more")
+    assert effort_sent(a.fake.message_requests[0]) == "high"
+    await a.turn("/effort auto")
+
+
+async def test_effort_on_a_model_without_levels_chooses_the_thinking_budget(agent, user_dir):
+    a = await agent(model="claude-haiku-4-5")
+    a.fake.push(reply("a"), reply("b"))
+    await a.turn("/effort low")
+    await a.turn("first")
+    await a.turn("/effort max")
+    await a.turn("second")
+    low, high = a.fake.message_requests
+    assert "output_config" not in low.body and "output_config" not in high.body  # the API would refuse it
+    assert low.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert high.body["thinking"]["budget_tokens"] == 32_000
+    await a.turn("/effort auto")

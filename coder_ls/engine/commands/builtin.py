@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from coder_ls.engine import gitops
 from coder_ls.engine.commands.availability import Need
+from coder_ls.engine.commands.builtin_config import config_commands
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
 from coder_ls.engine.commands.prompts import prompt_commands
@@ -347,6 +348,7 @@ def register_builtins(registry: Registry) -> None:
             progress_message="Running the task",
         ),
         *prompt_commands(),
+        *config_commands(),
     ):
         registry.add_builtin(command)
     assert tuple(registry.builtin_names()) == BUILTIN_NAMES, "update coder_ls/engine/commands/names.py"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Awaitable, Callable, Container, Sequence
 from pathlib import Path
 
 import msgspec
@@ -30,3 +30,8 @@ class CommandContext(msgspec.Struct):
     agent_defs: Callable[[], Sequence[AgentDef]] = _no_agents  # the subagent definitions
     models: Callable[[str], ModelData] = _builtin_models  # `/model`'s listing, `current` resolved
     owned_tasks: Container[str] = frozenset()  # the ids of the tasks this user created here
+    # for /effort and /status (contract section 18)
+    session_effort: str | None = None  # `/effort` of this session
+    trusted: bool = False  # the user ran /trust here
+    context_percent: int = 0  # of the context window the last model request used
+    unavailable: Callable[[], Awaitable[list[CommandInfo]]] | None = None  # commands that cannot run now

@@ -101,6 +101,7 @@ def _handler(
             fork=fork,
             name=name,
             confirm_commands=str(confirm) if confirm is not None else None,
+            effort=meta.effort or None,
         )
         return CommandOutcome(actions=[action])
 

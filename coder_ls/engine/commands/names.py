@@ -19,6 +19,9 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "init",
     "review",
     "commit",
+    "effort",
+    "status",
+    "skills",
 )
 
 # Other names of built-ins, in BUILTIN_NAMES order (`coder.<alias>` is an id too).
