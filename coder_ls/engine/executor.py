@@ -24,6 +24,7 @@ from coder_ls.engine.commands.availability import Probe, unavailable
 from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.catalog import listing, visible
 from coder_ls.engine.commands.context import CommandContext
+from coder_ls.engine.commands.expand import split_arguments
 from coder_ls.engine.commands.files import load_commands, signature, source_dirs
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.config import ConfigStore, describe
@@ -330,6 +331,8 @@ class Engine:
                     if (reason := await unavailable(found, args, self.probe())) is not None:
                         b.fail("unavailable", reason)
                         return []
+                    if found.is_sensitive():
+                        ctx.session.masks.add(args, split_arguments(args))
                     outcome = await found.handler(self._command_context(ctx.session), args)
                     if outcome.error is not None:
                         b.fail(outcome.error_code, outcome.error)

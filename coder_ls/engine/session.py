@@ -13,6 +13,7 @@ from coder_ls.engine.agentshell import AgentShell
 from coder_ls.engine.host import Host
 from coder_ls.engine.queue import SessionQueue
 from coder_ls.engine.redact import RedactingShell
+from coder_ls.engine.sensitive import Masks
 from coder_ls.engine.submission import SubmissionState, stamp
 from coder_ls.protocol.events import Event, TodoItem
 from coder_ls.protocol.messages import Message, TextBlock, ToolUseBlock
@@ -58,6 +59,7 @@ class Session:
         self.queue = SessionQueue()
         self._extensions: dict[type, Any] = {}  # per-session state of other layers (the agent's grants)
         self.todos: list[TodoItem] = []
+        self.masks = Masks()  # a sensitive command's arguments, *** in all the session keeps or shows
         self.context: list[Message] = []
         self.last_context_tokens = 0  # what the last model step read and wrote (for auto-compaction)
         self.model: str | None = None
@@ -96,7 +98,7 @@ class Session:
     # -- events -------------------------------------------------------------------------
     def emit(self, event: Event, submission_id: str) -> None:
         self.seq += 1
-        self.host.emit(stamp(event, self.id, submission_id, self.seq))
+        self.host.emit(stamp(self.masks.struct(event), self.id, submission_id, self.seq))
 
     # -- persistence --------------------------------------------------------------------
     @property
@@ -122,7 +124,7 @@ class Session:
     def set_title_from(self, text: str) -> None:
         if self.title:
             return
-        title = " ".join(text.split())[:80]
+        title = " ".join(self.masks.text(text).split())[:80]
         self.title = title
         self.log().append(slog.TitleEntry(title=title, ts=time.time()))
         self.index.set_title(self.id, title)
@@ -134,9 +136,10 @@ class Session:
 
     def record_message(self, message: Message, submission_id: str, *, in_context: bool = True) -> None:
         now = time.time()
-        self.log().append(slog.MessageEntry(message=message, submission_id=submission_id, ts=now))
         if in_context:
-            self.context.append(message)
+            self.context.append(message)  # the model's context keeps the real text
+        message = self.masks.struct(message)
+        self.log().append(slog.MessageEntry(message=message, submission_id=submission_id, ts=now))
         self._remember(message)
         self.message_count += 1
         self.updated_at = now

@@ -118,3 +118,21 @@ async def test_effort_on_a_model_without_levels_chooses_the_thinking_budget(agen
     assert low.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert high.body["thinking"]["budget_tokens"] == 32_000
     await a.turn("/effort auto")
+
+
+async def test_a_sensitive_commands_arguments_stay_out_of_the_log_index_and_events(agent, user_dir):
+    user_dir("commands/dblogin.md", "---\nsensitive: true\n---\nConnect to the database with password $1\n")
+    a = await agent()
+    listed = {e["name"]: e for e in (await a.s.execute("coder.listCommands", {}))["data"]["commands"]}
+    assert listed["dblogin"]["sensitive"] is True
+    a.fake.push(reply("Connected with hunter2-Secret."))
+    result = await a.turn("/dblogin hunter2-Secret")
+    assert result["status"] == "completed", result
+    assert "hunter2-Secret" in last_user_text(a.fake.message_requests[0])  # the model needs it
+    shown = [e["text"] for e in a.s.events_of("userMessage")] + [e["text"] for e in a.s.events_of("assistantMessage")]
+    assert shown and all("hunter2-Secret" not in t for t in shown) and any("***" in t for t in shown)
+    state = a.root / ".coder"
+    log = next(state.glob(f"sessions/{result['sessionId']}*.jsonl"))
+    assert "***" in log.read_text()
+    for path in [log, *state.glob("index.sqlite*")]:
+        assert b"hunter2-Secret" not in path.read_bytes(), path

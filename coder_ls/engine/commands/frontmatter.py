@@ -44,6 +44,7 @@ class CommandMeta(msgspec.Struct, frozen=True):
     paths: tuple[str, ...] = ()  # globs: a conditional skill, offered once a matching file is touched
     progress_message: str = ""  # the work-done progress title while it runs
     hidden: bool = False  # runnable, but not in /help or the catalog
+    sensitive: bool = False  # its arguments are secret: *** in all the session keeps or shows
 
 
 _TEXT_KEYS = {
@@ -61,6 +62,7 @@ _BOOL_KEYS = {
     "disable-model-invocation": "disable_model_invocation",
     "user-invocable": "user_invocable",
     "hidden": "hidden",
+    "sensitive": "sensitive",
 }
 EFFORTS = ("low", "medium", "high", "max")
 _ARG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

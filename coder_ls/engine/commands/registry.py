@@ -48,6 +48,9 @@ class Command(msgspec.Struct, frozen=True):
     def is_hidden(self) -> bool:
         return self.hidden or (self.meta is not None and self.meta.hidden)
 
+    def is_sensitive(self) -> bool:
+        return self.sensitive or (self.meta is not None and self.meta.sensitive)
+
     def progress_title(self) -> str:
         return self.progress_message or (self.meta.progress_message if self.meta is not None else "")
 
@@ -79,7 +82,7 @@ class Command(msgspec.Struct, frozen=True):
             available=reason is None,
             reason=reason,
             immediate=self.immediate,
-            sensitive=self.sensitive,
+            sensitive=self.is_sensitive(),
             progress_message=self.progress_title() or None,
             when_to_use=(meta.when_to_use or None) if meta is not None else None,
             arguments=list(meta.arguments) if meta is not None else [],
