@@ -186,7 +186,8 @@ class Agent:
                 return
             await self.check_model(ctx, *self.provider(ctx, override))
             may_start = ctx.config().agents.max_depth >= 1
-            tools, specs = self.tools_for(ctx.skills(), review=action.review, subagents=may_start)
+            skills = ctx.skills() or ctx.pending_skills()  # a conditional one may activate mid-turn
+            tools, specs = self.tools_for(skills, review=action.review, subagents=may_start)
 
             def system(config: Config) -> str:
                 return self.system(config, ctx.skills())

@@ -85,6 +85,8 @@ class TurnContext:
     register_subtask: Callable[[str, Callable[[], None]], Callable[[], None]] = field(default=_no_subtasks)
     # The tasks this user created here (recorded outside the workspace): only these resume.
     owned_tasks: OwnedIds | None = None
+    # conditional skills not active yet: the `skill` tool is offered for when one activates mid-turn
+    pending_skills: Callable[[], Sequence[SkillInfo]] = field(default=_no_skills)
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""

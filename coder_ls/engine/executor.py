@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from coder_ls.engine.activation import activated_by
 from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.checkpoints import Checkpoints
@@ -186,7 +187,8 @@ class Engine:
             result=result,
             config=lambda: self.config,
             persist_rule=self.persist_rule,
-            skills=self.model_skills,
+            skills=lambda: self.model_skills(sub.session),
+            pending_skills=lambda: self.model_skills(sub.session, pending=True),
             agents=self.agent_defs,
             register_subtask=self._register_subtask,
             owned_tasks=self.owned_tasks,
@@ -200,15 +202,24 @@ class Engine:
 
         return unregister
 
-    def model_skills(self) -> list[SkillInfo]:
+    def model_skills(self, session: Session | None = None, *, pending: bool = False) -> list[SkillInfo]:
         """The skills the model may load: from SKILL.md files, without
-        `disable-model-invocation: true`, in catalog order."""
+        `disable-model-invocation: true`, in catalog order; a conditional skill (`paths:`)
+        only once the session touched a matching file, saying which (`activation.py`);
+        `pending`: the conditional ones not active yet instead."""
+        touched = session.touched.paths if session is not None else []
         out = []
         for info in self.registry.catalog():
             c = self.registry.get(info.name)
             if c is None or c.source != "skill" or c.meta is None or c.meta.disable_model_invocation:
                 continue
-            out.append(SkillInfo(c.name, c.description, c.meta.when_to_use, c.body, c.skill_dir))
+            description = c.description
+            by = activated_by(c.meta.paths, touched) if c.meta.paths else None
+            if pending != (c.meta.paths != () and by is None):
+                continue
+            if by is not None:
+                description = f"{description} (activated by {by})"
+            out.append(SkillInfo(c.name, description, c.meta.when_to_use, c.body, c.skill_dir))
         return out
 
     # -- prompt commands from files ---------------------------------------------------------
@@ -254,7 +265,9 @@ class Engine:
                 return self._interrupt_op(submission)
             case ListCommands(include_hidden=include_hidden):
                 sid = submission.session_id or self.sessions.current_id or ""
-                catalog = await listing(self.registry, self.probe(), include_hidden=include_hidden)
+                loaded = self.sessions.loaded(sid or None)
+                touched = loaded.touched.paths if loaded is not None else ()
+                catalog = listing(self.registry, self.probe(), include_hidden=include_hidden, touched=touched)
                 return CommandResult(
                     session_id=sid,
                     submission_id=submission.id,
@@ -328,7 +341,7 @@ class Engine:
                     if (refused := command_refusal(found, origin)) is not None:
                         b.fail("origin_refused", refused)
                         return []
-                    if (reason := await unavailable(found, args, self.probe())) is not None:
+                    if (reason := unavailable(found, args, self.probe())) is not None:
                         b.fail("unavailable", reason)
                         return []
                     if found.is_sensitive():
@@ -429,7 +442,7 @@ class Engine:
             session_id=session.id,
             model=session.model or config.model,
             provider=session.provider or config.provider,
-            catalog=lambda: visible(self.registry),
+            catalog=lambda: visible(self.registry, touched=session.touched.paths),
             list_sessions=self.sessions.list_infos,
             resolve_session=self.sessions.resolve_info,
             agent_defs=self.agent_defs,
@@ -442,7 +455,7 @@ class Engine:
         )
 
     async def _unavailable(self) -> list[CommandInfo]:
-        return [c for c in await listing(self.registry, self.probe(), include_hidden=True) if not c.available]
+        return [c for c in listing(self.registry, self.probe(), include_hidden=True) if not c.available]
 
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""

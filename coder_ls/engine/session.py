@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from coder_ls.engine.activation import Touched
 from coder_ls.engine.agentshell import AgentShell
 from coder_ls.engine.host import Host
 from coder_ls.engine.queue import SessionQueue
@@ -60,6 +61,7 @@ class Session:
         self._extensions: dict[type, Any] = {}  # per-session state of other layers (the agent's grants)
         self.todos: list[TodoItem] = []
         self.masks = Masks()  # a sensitive command's arguments, *** in all the session keeps or shows
+        self.touched = Touched(root)  # the files the session touched (conditional skills, `activation.py`)
         self.context: list[Message] = []
         self.last_context_tokens = 0  # what the last model step read and wrote (for auto-compaction)
         self.model: str | None = None
@@ -75,6 +77,9 @@ class Session:
         self.closed = False
         if loaded is not None:
             self.context = list(loaded.context)
+            for entry in loaded.entries:  # every message, compacted or not: activation lasts
+                if isinstance(entry, slog.MessageEntry):
+                    self.touched.note(entry.message)
             for entry in loaded.entries[-4 * HISTORY_LIMIT :]:
                 if isinstance(entry, slog.MessageEntry):
                     self._remember(entry.message)
@@ -136,6 +141,7 @@ class Session:
 
     def record_message(self, message: Message, submission_id: str, *, in_context: bool = True) -> None:
         now = time.time()
+        self.touched.note(message)
         if in_context:
             self.context.append(message)  # the model's context keeps the real text
         message = self.masks.struct(message)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_e2e import last_user_text, progress_messages
+from agent_e2e import calls, last_user_text, progress_messages, result_text, tool_call, tool_results
 from anthropic_server import reply
 
 pytestmark = pytest.mark.asyncio(loop_scope="package")
@@ -136,3 +136,73 @@ async def test_a_sensitive_commands_arguments_stay_out_of_the_log_index_and_even
     assert "***" in log.read_text()
     for path in [log, *state.glob("index.sqlite*")]:
         assert b"hunter2-Secret" not in path.read_bytes(), path
+
+
+def listed_db(result: dict) -> dict:
+    return {e["name"]: e for e in result["data"]["commands"]}["db"]
+
+
+async def test_a_conditional_skill_reaches_the_model_only_after_a_matching_file_is_read(agent, user_dir):
+    user_dir("skills/db/SKILL.md", "---\ndescription: Database models\npaths: ['src/db/*.py']\n---\nUse the ORM.\n")
+    a = await agent()
+    (a.root / "src" / "db").mkdir(parents=True, exist_ok=True)
+    (a.root / "src" / "db" / "models.py").write_text("class User: ...\n")
+    a.fake.push(
+        reply("hi"),
+        calls(tool_call("read", {"path": "src/db/models.py"}, "toolu_db1")),
+        calls(tool_call("skill", {"name": "db"}, "toolu_db2")),  # loaded in the same turn
+        reply("read it"),
+    )
+    await a.turn("hello")
+    entry = listed_db(await a.s.execute("coder.listCommands", {"sessionId": a.s.events[-1]["sessionId"]}))
+    assert entry["activation"] == {"paths": ["src/db/*.py"], "active": False}
+    result = await a.turn("look at the models")
+    assert result["status"] == "completed", result
+    first, before_read, after_read, after_skill = a.fake.message_requests
+    assert "skill" in {t["name"] for t in before_read.body["tools"]}  # offered before it activates
+    assert "Use the ORM." in result_text(tool_results(after_skill)["toolu_db2"])
+    assert "Database models" not in str(first.body["system"]) and "Database models" not in str(
+        before_read.body["system"]
+    )
+    assert "- db: Database models (activated by src/db/models.py)" in str(after_read.body["system"])
+    entry = listed_db(await a.s.execute("coder.listCommands", {"sessionId": result["sessionId"]}))
+    assert entry["activation"] == {"paths": ["src/db/*.py"], "active": True, "by": "src/db/models.py"}
+    skills = {s["name"]: s for s in (await a.turn("/skills"))["data"]["skills"]}
+    assert skills["db"]["active"] is True and skills["db"]["activatedBy"] == "src/db/models.py"
+
+    other = await a.s.execute("coder.new", {})  # another session has touched nothing
+    entry = listed_db(await a.s.execute("coder.listCommands", {"sessionId": other["sessionId"]}))
+    assert entry["activation"]["active"] is False
+    a.fake.push(reply("named"))
+    await a.turn("what does @src/db/models.py hold?", sessionId=other["sessionId"])  # named in the input
+    assert "(activated by src/db/models.py)" in str(a.fake.message_requests[-1].body["system"])
+
+
+async def test_activation_is_kept_across_compact_and_resume(fake, tmp_path):
+    from agent_e2e import api_env
+    from harness import init_git, lsp_session
+
+    root = init_git(tmp_path / "ws", {"sql/q.sql": "select 1;\n"})
+    skills = root.parent / f".xdg-{root.name}" / "coder" / "skills" / "sql"
+    skills.mkdir(parents=True)
+    (skills / "SKILL.md").write_text("---\ndescription: SQL rules\npaths: '*.sql'\n---\nQuote names.\n")
+    fake.push(calls(tool_call("read", {"path": f"{root}/sql/q.sql"}, "toolu_q")), reply("read"), reply("summary"))
+    async with lsp_session(root, env=api_env(fake)) as s:
+        first = await s.execute("coder.input", {"text": "check the query"})
+        sid = first["sessionId"]
+        compacted = await s.execute("coder.compact", {"sessionId": sid})
+        assert compacted["status"] == "completed", compacted
+        entry = listed_db_named(await s.execute("coder.listCommands", {"sessionId": sid}), "sql")
+        assert entry["activation"]["by"] == "sql/q.sql"
+    async with lsp_session(root, env=api_env(fake)) as s:
+        resumed = await s.execute("coder.resume", {"args": sid})
+        assert resumed["status"] == "completed", resumed
+        entry = listed_db_named(await s.execute("coder.listCommands", {"sessionId": sid}), "sql")
+        assert entry["activation"] == {"paths": ["*.sql"], "active": True, "by": "sql/q.sql"}
+        fake.push(reply("ok"))
+        await s.execute("coder.input", {"text": "and now?", "sessionId": sid})
+        assert "- sql: SQL rules (activated by sql/q.sql)" in str(fake.message_requests[-1].body["system"])
+
+
+def listed_db_named(result: dict, name: str) -> dict:
+    return {e["name"]: e for e in result["data"]["commands"]}[name]

@@ -56,7 +56,7 @@ class Command(msgspec.Struct, frozen=True):
 
     def hint(self) -> str:
         """The argument hint, or one derived from the named arguments (`<file> <focus>`)."""
-        if self.argument_hint or self.meta is None:
+        if self.argument_hint or self.meta is None or not self.meta.arguments:
             return self.argument_hint
         return " ".join(f"<{a}>" for a in self.meta.arguments)
 
