@@ -28,6 +28,7 @@ from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.expand import split_arguments
 from coder_ls.engine.commands.files import load_commands, signature, source_dirs
 from coder_ls.engine.commands.registry import Registry
+from coder_ls.engine.commands.sources import bundled_dirs, first_wins, load_source, managed_dirs
 from coder_ls.engine.config import ConfigStore, describe
 from coder_ls.engine.dispatch import (
     EmptyInput,
@@ -211,7 +212,7 @@ class Engine:
         out = []
         for info in self.registry.catalog():
             c = self.registry.get(info.name)
-            if c is None or c.source != "skill" or c.meta is None or c.meta.disable_model_invocation:
+            if c is None or c.skill_dir is None or c.meta is None or c.meta.disable_model_invocation:
                 continue
             description = c.description
             by = activated_by(c.meta.paths, touched) if c.meta.paths else None
@@ -226,16 +227,22 @@ class Engine:
     def refresh_commands(self) -> bool:
         """Reload the command and skill files when they changed; True if the catalog did.
         A file that cannot be used is skipped with one warning (until its problem changes)."""
-        sig = signature(self._command_dirs)
+        managed = managed_dirs(self.env)
+        sig = signature([*managed, *self._command_dirs])
         if sig == self._command_signature:
             return False
         self._command_signature = sig
-        commands, problems = load_commands(
+        reserved = self.registry.reserved_names()  # the local commands and every alias
+        from_admin, problems = load_source(managed, "managed", reserved)
+        files, file_problems = load_commands(
             self._command_dirs,
-            self.registry.reserved_names(),  # the local commands and every alias
-            [*self.registry.builtin_names(), *self.registry.reserved_names()],
+            reserved,
+            [*self.registry.builtin_names(), *reserved],
             trusted=self.config_store.workspace_trusted(),
         )
+        shipped, _ = load_source(bundled_dirs(), "bundled", [*self.registry.builtin_names(), *reserved])
+        commands = first_wins(from_admin, files, shipped)  # managed first, bundled last
+        problems += file_problems
         seen = {(str(p.path), p.message) for p in problems}
         for problem in problems:
             if (str(problem.path), problem.message) not in self._command_problems:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 Handler = Callable[["CommandContext", str], Awaitable[CommandOutcome]]
 Kind = Literal["local", "prompt", "agent"]
-Source = Literal["builtin", "workspace", "user", "skill"]
+Source = Literal["builtin", "workspace", "user", "skill", "bundled", "managed", "plugin", "mcp"]
 
 
 class Command(msgspec.Struct, frozen=True):
@@ -64,7 +64,8 @@ class Command(msgspec.Struct, frozen=True):
         """The catalog entry; `reason`: why it cannot run now (availability is the caller's,
         computed at each listing); `active_by`: the file that activated a conditional skill."""
         meta = self.meta
-        model_invocable = not meta.disable_model_invocation if meta is not None and self.source == "skill" else None
+        is_skill = meta is not None and self.skill_dir is not None  # a SKILL.md, whatever its source
+        model_invocable = not meta.disable_model_invocation if meta is not None and is_skill else None
         activation = None
         if meta is not None and meta.paths:
             activation = Activation(paths=list(meta.paths), active=active_by is not None, by=active_by)
