@@ -311,8 +311,10 @@ class ConfigStore:
             "or choose what plays the agent)"
         )
 
-    def update_workspace(self, mutate: Callable[[dict[str, Any]], None]) -> None:
-        """Change `.coder/config.json` (atomic write); a malformed file is never overwritten."""
+    def update_workspace(self, mutate: Callable[[dict[str, Any]], None], *, own_change_trusted: bool = True) -> None:
+        """Change `.coder/config.json` (atomic write); a malformed file is never overwritten.
+        `own_change_trusted=False` (`/config` in a folder not trusted): a widening written
+        here waits for `/trust` like the repository's own."""
         path = workspace_config_path(self.root)
         problems: list[ConfigProblem] = []
         current = read_json_file(path, str(path), problems)
@@ -322,7 +324,7 @@ class ConfigStore:
         _, wide_before = split_widening(expand_dotted(current), base)
         was_trusted = self.trust_store.is_trusted(self.root, wide_before)
         mutate(current)
-        if was_trusted:  # the user's own change to a file they trusted (or that widened nothing)
+        if was_trusted and own_change_trusted:  # the user's own change to a file they trusted (or that widened nothing)
             self.trust_store.trust(self.root, split_widening(expand_dotted(current), base)[1], folder=False)
         from coder_ls.fsutil import write_atomic
 

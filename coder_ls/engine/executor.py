@@ -459,6 +459,7 @@ class Engine:
             trusted=self.config_store.workspace_trusted(),
             context_percent=min(100, session.last_context_tokens * 100 // max(1, config.context_limit_tokens)),
             unavailable=self._unavailable,
+            config_layers=lambda: [(x.source, x.values) for x in self.config_store.layers()],
         )
 
     async def _unavailable(self) -> list[CommandInfo]:

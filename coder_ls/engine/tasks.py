@@ -28,6 +28,7 @@ from coder_ls.protocol.actions import (
     SideQuestion,
     TrustWorkspace,
     UndoLast,
+    WriteConfig,
 )
 from coder_ls.protocol.events import (
     ApprovalRequested,
@@ -75,6 +76,10 @@ def task_for(action: Action) -> Task:
             return ResetTask(kind)
         case ResumeSession(session_id=session_id):
             return ResumeTask(session_id)
+        case WriteConfig():
+            from coder_ls.engine.configwrite import WriteConfigTask
+
+            return WriteConfigTask(action)
         case ChangeEffort(level=level):
             from coder_ls.engine.effort import ChangeEffortTask
 

@@ -100,6 +100,14 @@ class SideQuestion(msgspec.Struct, frozen=True):
     question: str
 
 
+class WriteConfig(msgspec.Struct, frozen=True):
+    """`/config key value`: one setting into the user's or the workspace's file."""
+
+    key: str  # dotted, camelCase (`shell.timeoutSeconds`)
+    value: str  # JSON, already checked
+    scope: Literal["user", "workspace"] = "workspace"
+
+
 class ChangeEffort(msgspec.Struct, frozen=True):
     """`/effort <level>`: the session's default effort (None: the configuration's)."""
 
@@ -119,6 +127,7 @@ Action = (
     | Compact
     | SideQuestion
     | ChangeEffort
+    | WriteConfig
 )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -247,6 +247,18 @@ class SkillsData(Tagged, tag="skills"):
     skills: list[SkillEntry]
 
 
+class ConfigEntry(Wire):
+    key: str  # dotted, as in the files (`shell.timeoutSeconds`)
+    value: Any
+    layer: str  # the file or source it came from, or "default"
+
+
+class ConfigData(Tagged, tag="config"):
+    """`/config`: the effective configuration, each value with the layer it came from."""
+
+    entries: list[ConfigEntry]
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -266,6 +278,7 @@ Data = (
     | EffortData
     | StatusData
     | SkillsData
+    | ConfigData
 )
 
 

@@ -185,3 +185,39 @@ async def test_an_unknown_origin_is_a_protocol_error(tmp_path):
             await s.execute("coder.input", {"text": "!rm a.txt", "origin": "Typed"})
         assert "origin" in str(err.value)
         assert (root / "a.txt").exists()
+
+
+async def test_config_shows_layers_and_writes_validated_values_gated_by_trust(tmp_path):
+    root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
+    user_cfg = root.parent / f".xdg-{root.name}" / "coder" / "config.json"
+    user_cfg.parent.mkdir(parents=True)
+    user_cfg.write_text(json.dumps({"shell": {"timeoutSeconds": 30}}))
+    async with lsp_session(root) as s:
+        shown = await s.execute("coder.settings", {})  # the alias
+        entries = {e["key"]: e for e in shown["data"]["entries"]}
+        assert entries["shell.timeoutSeconds"] == {"key": "shell.timeoutSeconds", "value": 30, "layer": str(user_cfg)}
+        assert entries["maxSteps"]["layer"] == "default"
+
+        bad = await s.execute("coder.input", {"text": "/config shell.timeoutSeconds -5"})
+        assert bad["error"]["code"] == "invalid_config" and "shell.timeoutSeconds" in bad["error"]["message"]
+        typo = await s.execute("coder.input", {"text": "/config shell.timeoutSecond 5"})
+        assert typo["error"]["code"] == "invalid_argument" and "shell.timeoutSeconds" in typo["error"]["message"]
+        assert json.loads(user_cfg.read_text()) == {"shell": {"timeoutSeconds": 30}}  # nothing written
+        assert not (root / ".coder" / "config.json").exists()
+
+        ok = await s.execute("coder.input", {"text": "/config maxSteps 7"})
+        assert ok["status"] == "completed", ok
+        assert json.loads((root / ".coder" / "config.json").read_text()) == {"maxSteps": 7}
+        mine = await s.execute("coder.input", {"text": "/config timezone UTC --user"})
+        assert mine["status"] == "completed", mine
+        assert json.loads(user_cfg.read_text())["timezone"] == "UTC"
+        entries = {e["key"]: e for e in (await s.execute("coder.config", {}))["data"]["entries"]}
+        assert entries["maxSteps"]["value"] == 7 and entries["timezone"]["layer"] == str(user_cfg)
+
+        wide = await s.execute("coder.input", {"text": "/config permissions yolo"})  # the workspace file
+        assert wide["status"] == "completed", wide
+        assert "/trust" in wide["reply"]
+        assert (await s.execute("coder.permissions", {}))["data"]["preset"] == "balanced"  # not until /trust
+        link = await s.execute("coder.input", {"text": "/config permissions yolo --user", "origin": "link"})
+        assert link["error"]["code"] == "origin_refused"
+        assert "permissions" not in json.loads(user_cfg.read_text())

@@ -206,3 +206,12 @@ async def test_activation_is_kept_across_compact_and_resume(fake, tmp_path):
 
 def listed_db_named(result: dict, name: str) -> dict:
     return {e["name"]: e for e in result["data"]["commands"]}[name]
+
+
+async def test_a_commands_model_alias_is_resolved_as_the_sessions_is(agent, user_dir):
+    user_dir("commands/big-think.md", "---\nmodel: opus\n---\nThink about $ARGUMENTS\n")
+    a = await agent()
+    a.fake.push(reply("thought"))
+    assert (await a.turn("/big-think it"))["status"] == "completed"
+    sent = a.fake.message_requests[0].body["model"]
+    assert sent.startswith("claude-opus-") and sent != "opus", sent  # the newest Opus the account lists

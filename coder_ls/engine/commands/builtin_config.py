@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any, Literal
+
+import msgspec
+
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.registry import Command
-from coder_ls.protocol.actions import ChangeEffort, CommandOutcome
-from coder_ls.protocol.results import EffortData, SkillEntry, SkillsData, StatusData
+from coder_ls.protocol.actions import ChangeEffort, CommandOutcome, WriteConfig
+from coder_ls.protocol.results import ConfigData, ConfigEntry, EffortData, SkillEntry, SkillsData, StatusData
 
 LEVELS = ("low", "medium", "high", "max")
 
@@ -75,8 +80,72 @@ async def cmd_skills(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(reply="\n".join(lines), data=SkillsData(skills=skills))
 
 
+def _flatten(values: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(values, dict) or not values:
+        return {prefix: values} if prefix else {}
+    out: dict[str, Any] = {}
+    for k, v in values.items():
+        out.update(_flatten(v, f"{prefix}.{k}" if prefix else k))
+    return out
+
+
+def _entries(ctx: CommandContext) -> list[ConfigEntry]:
+    from coder_ls.engine.config import expand_dotted
+
+    effective = _flatten(msgspec.to_builtins(ctx.config))
+    layers = [(source, _flatten(expand_dotted(values))) for source, values in (ctx.config_layers or list)()]
+    out = []
+    for key, value in effective.items():
+        layer = next((source for source, flat in reversed(layers) if key in flat), "default")
+        out.append(ConfigEntry(key=key, value=value, layer=layer))
+    return out
+
+
+async def cmd_config(ctx: CommandContext, args: str) -> CommandOutcome:
+    words = args.split()
+    scopes = [w for w in words if w in ("--user", "--workspace")]
+    words = [w for w in words if w not in scopes]
+    if len(scopes) > 1:
+        return CommandOutcome(error="/config takes --user or --workspace, not both", error_code="invalid_argument")
+    entries = _entries(ctx)
+    known = {e.key: e for e in entries}
+    if not words:
+        lines = [f"  {e.key} = {json.dumps(e.value)}  ({e.layer})" for e in entries]
+        return CommandOutcome(reply="Configuration:\n" + "\n".join(lines), data=ConfigData(entries=entries))
+    key = words[0]
+    if key not in known:
+        from coder_ls.engine.dispatch import closest
+
+        near = closest(key, known)
+        hint = f" Did you mean: {', '.join(near)}?" if near else ""
+        return CommandOutcome(error=f"/config: unknown key {key!r}.{hint}", error_code="invalid_argument")
+    if len(words) == 1:
+        e = known[key]
+        return CommandOutcome(reply=f"{e.key} = {json.dumps(e.value)} ({e.layer})", data=ConfigData(entries=[e]))
+    raw = args.split(key, 1)[1].replace("--user", "").replace("--workspace", "").strip()
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw  # plain text: a string
+    scope: Literal["user", "workspace"] = "user" if scopes == ["--user"] else "workspace"
+    from coder_ls.engine.configwrite import problems_of
+
+    problems = problems_of(key, value, f"/config {key}")
+    if problems:
+        from coder_ls.engine.config import describe
+
+        return CommandOutcome(error=describe(problems), error_code="invalid_config")
+    where = "your user file" if scope == "user" else ".coder/config.json"
+    action = WriteConfig(key=key, value=json.dumps(value), scope=scope)
+    entry = ConfigEntry(key=key, value=value, layer=where)
+    return CommandOutcome(reply=f"{key} = {json.dumps(value)}, written to {where}.", data=ConfigData(entries=[entry]),
+                          actions=[action])  # fmt: skip
+
+
 def config_commands() -> list[Command]:
     return [
+        Command("config", "Show the configuration and where each value comes from, or set one",
+                "[key [value]] [--user|--workspace]", cmd_config, aliases=("settings",)),
         Command("effort", "Show or set this session's reasoning effort", "[low|medium|high|max|auto]", cmd_effort),
         Command("status", "What is in force: model, effort, permissions, trust, sandbox, session", "", cmd_status,
                 immediate=True, any_origin=True),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Container, Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -35,3 +36,4 @@ class CommandContext(msgspec.Struct):
     trusted: bool = False  # the user ran /trust here
     context_percent: int = 0  # of the context window the last model request used
     unavailable: Callable[[], Awaitable[list[CommandInfo]]] | None = None  # commands that cannot run now
+    config_layers: Callable[[], list[tuple[str, dict[str, Any]]]] | None = None  # (source, values), lowest first

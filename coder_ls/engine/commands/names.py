@@ -19,10 +19,11 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "init",
     "review",
     "commit",
+    "config",
     "effort",
     "status",
     "skills",
 )
 
 # Other names of built-ins, in BUILTIN_NAMES order (`coder.<alias>` is an id too).
-BUILTIN_ALIASES: tuple[str, ...] = ("reset",)
+BUILTIN_ALIASES: tuple[str, ...] = ("reset", "settings")
