@@ -546,3 +546,12 @@ def test_subagents_of_a_task_call_are_indented_under_it(nvim: str, workspace: Pa
     assert "LOADER-ANSWER" not in text, lines  # the subagent's own text is not the reply
     assert text.count("It is in a.txt.") == 1, lines
     assert r["status_line"] == "coder: idle"
+
+
+def test_what_a_plugin_sends_with_an_origin_cannot_run_a_shell_line_or_trust(nvim: str, workspace: Path) -> None:
+    r = run_scenario(nvim, "origin", workspace)
+    check(r)
+    for key in ("link_shell", "client_shell", "link_trust"):
+        assert r[key]["error"]["code"] == "origin_refused", r[key]
+    assert not (workspace / "pwned").exists()
+    assert r["typed"]["rawOutput"] == "typed\n", r["typed"]
