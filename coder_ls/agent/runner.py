@@ -194,7 +194,8 @@ class Agent:
                 return
             await self.check_model(ctx, *self.provider(ctx, override))
             may_start = ctx.config().agents.max_depth >= 1
-            tools, specs = self.tools_for(ctx.skills(), review=action.review, subagents=may_start, agents=ctx.agents())
+            skills = ctx.skills() or ctx.pending_skills()  # a conditional one may activate mid-turn
+            tools, specs = self.tools_for(skills, review=action.review, subagents=may_start, agents=ctx.agents())
             if ctx.mcp is not None:
                 from coder_ls.agent.tools.mcp import with_mcp_tools, with_mentions
 

@@ -50,6 +50,7 @@ class SubSession:
         self.last_context_tokens = 0
         self.agent_shell = parent.agent_shell
         self.model: str | None = None
+        self.effort: str | None = getattr(parent, "effort", None)  # the session's `/effort`
         self.provider: str | None = None
 
     def record_message(self, message: Message, submission_id: str, *, in_context: bool = True) -> None:

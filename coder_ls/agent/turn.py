@@ -51,6 +51,7 @@ from coder_ls.llm.base import (
     ToolCallDone,
     Usage,
 )
+from coder_ls.llm.request_plan import effort_of
 from coder_ls.protocol.actions import RunAgent, ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import (
@@ -156,6 +157,7 @@ class Turn:
         self.usage = UsageData()
         self.verify_attempts = 0
         self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
+        self.turn_effort: str | None = None  # the starting command's effort (else the session's)
         self._checked: tuple[str, Path, str | None] | None = None  # the policy's last command check
         self.hooks = HookSites(ctx, hooks, agent_type)
 
@@ -183,6 +185,7 @@ class Turn:
             why = gate.reason if gate.blocked else self.hooks.stopped
             self.b.fail("hook_blocked", f"A hook blocked this prompt: {why}", mode="nl")
             return
+        self.turn_effort = action.effort
         text = action.prompt + _selection_text(self.turn, action) + added
         if action.plan and is_complex(action.prompt):
             first_line = action.prompt.strip().splitlines()[0] if action.prompt.strip() else action.prompt
@@ -237,7 +240,7 @@ class Turn:
             max_tokens=self.config.max_output_tokens,
             thinking_budget=self.config.thinking_budget or None,
             thinking=self.config.thinking,
-            effort=self.config.effort,
+            effort=effort_of(self.turn_effort or self.session.effort) or self.config.effort,
             timeout_seconds=self.config.request_timeout_seconds,
         )
         texts: list[str] = []

@@ -105,6 +105,8 @@ class TurnContext:
     hooks: HookFire = field(default=no_hooks)  # the submission's hooks (events in coder_ls/hooks/records.py)
     # The workspace's MCP servers (coder_ls/mcp/): their tools join the turn's.
     mcp: McpHub | None = None
+    # conditional skills not active yet: the `skill` tool is offered for when one activates mid-turn
+    pending_skills: Callable[[], Sequence[SkillInfo]] = field(default=_no_skills)
 
     def model(self) -> tuple[str, str]:
         """(model, provider) for the next request: the session's choice, else the configuration's."""

@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from coder_ls.engine.managed import ceiling, managed_config_path
 from coder_ls.engine.trust import MERGED_LISTS, TrustStore, describe_widening, split_widening
 from coder_ls.protocol.config import Config
 from coder_ls.saferead import UnreadableFile, read_regular_file  # re-exported: one reader
@@ -237,6 +238,7 @@ class ConfigStore:
         self.problems: list[ConfigProblem] = []
         self.trust_store = TrustStore(env)
         self.untrusted: dict[str, Any] = {}  # the workspace file's widening settings left out
+        self.managed: dict[str, Any] = {}  # the administrator's config.json (`engine/managed.py`)
 
     def layers(self) -> list[Layer]:
         problems: list[ConfigProblem] = []
@@ -244,6 +246,8 @@ class ConfigStore:
         ws_path = workspace_config_path(self.root)
         user_values = read_json_file(user_path, str(user_path), problems)
         ws_values = expand_dotted(read_json_file(ws_path, str(ws_path), problems))
+        managed_path = managed_config_path(self.env)
+        managed_values = expand_dotted(read_json_file(managed_path, str(managed_path), problems))
         kept, wide = split_widening(ws_values, self._user_preset(user_values))
         trusted = self.trust_store.is_trusted(self.root, wide)
         self.untrusted = {} if trusted else wide
@@ -253,7 +257,10 @@ class ConfigStore:
             Layer("initializationOptions", dict(self.init_options)),
             Layer("workspace/didChangeConfiguration (coder)", dict(self.client_settings)),
             Layer("commands", dict(self.runtime)),
+            # the administrator's, last: adds to the lists, wins on the rest (`engine/managed.py`)
+            Layer(str(managed_path), {k: v for k, v in managed_values.items() if k != "permissions"}, adds_lists=True),
         ]
+        self.managed = managed_values
         self._read_problems = problems
         return layers
 
@@ -270,7 +277,7 @@ class ConfigStore:
         """Recompute the effective config; return the problems found (also kept)."""
         layers = self.layers()
         config, problems = resolve(layers)
-        self.config = config
+        self.config = ceiling(config, self.managed)
         self.problems = [*self._read_problems, *problems]
         return self.problems
 
@@ -304,8 +311,10 @@ class ConfigStore:
             "or choose what plays the agent)"
         )
 
-    def update_workspace(self, mutate: Callable[[dict[str, Any]], None]) -> None:
-        """Change `.coder/config.json` (atomic write); a malformed file is never overwritten."""
+    def update_workspace(self, mutate: Callable[[dict[str, Any]], None], *, own_change_trusted: bool = True) -> None:
+        """Change `.coder/config.json` (atomic write); a malformed file is never overwritten.
+        `own_change_trusted=False` (`/config` in a folder not trusted): a widening written
+        here waits for `/trust` like the repository's own."""
         path = workspace_config_path(self.root)
         problems: list[ConfigProblem] = []
         current = read_json_file(path, str(path), problems)
@@ -315,7 +324,7 @@ class ConfigStore:
         _, wide_before = split_widening(expand_dotted(current), base)
         was_trusted = self.trust_store.is_trusted(self.root, wide_before)
         mutate(current)
-        if was_trusted:  # the user's own change to a file they trusted (or that widened nothing)
+        if was_trusted and own_change_trusted:  # the user's own change to a file they trusted (or that widened nothing)
             self.trust_store.trust(self.root, split_widening(expand_dotted(current), base)[1], folder=False)
         from coder_ls.fsutil import write_atomic
 

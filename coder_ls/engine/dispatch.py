@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 import msgspec
 
@@ -33,18 +34,21 @@ class EmptyInput(msgspec.Struct, frozen=True):
 
 Parsed = Slash | Shell | Prompt | UnknownSlash | EmptyInput
 
-# Commands that never wait behind a running submission of the session (contract section 12).
-IMMEDIATE_COMMANDS = frozenset({"help", "sessions", "diff", "model", "permissions", "trust", "btw", "agents", "mcp"})
-IMMEDIATE_COMMANDS |= {"context", "cost", "usage"}  # they only read (contract section 19)
+
+class _Immediate(Protocol):
+    @property
+    def immediate(self) -> bool: ...
 
 
-def waits_in_line(parsed: Parsed) -> bool:
-    """Whether this input takes its turn in the session's line (else it runs at once)."""
+def waits_in_line(parsed: Parsed, lookup: Callable[[str], _Immediate | None]) -> bool:
+    """Whether this input takes its turn in the session's line (else it runs at once):
+    a command that is `immediate` never waits behind a running submission (section 12)."""
     match parsed:
         case Slash(name="task", args=args):
             return args.split()[:1] not in (["status"], ["list"])  # looking never waits
         case Slash(name=name):
-            return name not in IMMEDIATE_COMMANDS
+            command = lookup(name)
+            return command is None or not command.immediate
         case Shell() | Prompt():
             return True
         case _:

@@ -18,15 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from coder_ls.engine.activation import activated_by
 from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.attachments import attach_images, place_pastes, refuse_images
 from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
+from coder_ls.engine.commands.availability import Probe, unavailable
 from coder_ls.engine.commands.builtin import register_builtins
+from coder_ls.engine.commands.catalog import listing, visible
 from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan, signature, source_dirs
+from coder_ls.engine.commands.expand import split_arguments
+from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan, signature
 from coder_ls.engine.commands.registry import Registry
+from coder_ls.engine.commands.sources import all_dirs
 from coder_ls.engine.completion import complete
 from coder_ls.engine.config import ConfigStore, describe
 from coder_ls.engine.dispatch import (
@@ -42,21 +47,22 @@ from coder_ls.engine.dispatch import (
 from coder_ls.engine.filelist import FileListCache
 from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
+from coder_ls.engine.origins import command_refusal, shell_refusal
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.engine.safety import check_command
 from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
-from coder_ls.engine.tasks import AgentTask, ShellTask, task_for
+from coder_ls.engine.tasks import AgentTask, ShellTask, task_for, titled
 from coder_ls.engine.trust import OwnedIds
 from coder_ls.hooks.dispatch import Hooks, SessionHookState
 from coder_ls.hooks.records import SessionEnd, SessionEndReason
 from coder_ls.protocol.actions import Paste, RunAgent
-from coder_ls.protocol.args import SelectionContext
+from coder_ls.protocol.args import InputOrigin, SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
 from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, Submission, UserInput
-from coder_ls.protocol.results import CommandCatalog, CommandResult, InterruptData, error_result
+from coder_ls.protocol.results import CommandCatalog, CommandInfo, CommandResult, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
 if TYPE_CHECKING:
@@ -105,7 +111,7 @@ class Engine:
         self._file_list: FileListCache | None = None  # for `@` completion, listed on first use
         self._subtasks: dict[str, Callable[[], None]] = {}  # subagent id -> cancel it alone
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
-        self._command_dirs = source_dirs(root, env)
+        self._command_dirs = all_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
         self._parsed = ParseCache()  # command files by (path, mtime, size)
         self._plugins_key: tuple[int, ...] = ()  # the plugin folder's and state's stamps
@@ -235,7 +241,8 @@ class Engine:
             result=result,
             config=lambda: self.config,
             persist_rule=self.persist_rule,
-            skills=self.model_skills,
+            skills=lambda: self.model_skills(sub.session),
+            pending_skills=lambda: self.model_skills(sub.session, pending=True),
             agents=self.agent_defs,
             register_subtask=self._register_subtask,
             owned_tasks=self.owned_tasks,
@@ -259,17 +266,24 @@ class Engine:
 
         return unregister
 
-    def model_skills(self) -> list[SkillInfo]:
+    def model_skills(self, session: Session | None = None, *, pending: bool = False) -> list[SkillInfo]:
         """The skills the model may load: from SKILL.md files, without
-        `disable-model-invocation: true`, in catalog order."""
+        `disable-model-invocation: true`, in catalog order; a conditional skill (`paths:`)
+        only once the session touched a matching file, saying which (`activation.py`);
+        `pending`: the conditional ones not active yet instead."""
+        touched = session.touched.paths if session is not None else []
         out = []
         for info in self.registry.catalog():
             c = self.registry.get(info.name)
             if c is None or not c.is_skill or c.meta is None or c.meta.disable_model_invocation:
                 continue
-            out.append(
-                SkillInfo(c.name, c.description, c.meta.when_to_use, c.body, c.skill_dir, c.plugin_root, c.origin)
-            )
+            description = c.description
+            by = activated_by(c.meta.paths, touched) if c.meta.paths else None
+            if pending != (c.meta.paths != () and by is None):
+                continue
+            if by is not None:
+                description = f"{description} (activated by {by})"
+            out.append(SkillInfo(c.name, description, c.meta.when_to_use, c.body, c.skill_dir, c.plugin_root, c.origin))
         return out
 
     # -- prompt commands from files ---------------------------------------------------------
@@ -282,7 +296,7 @@ class Engine:
         if key != self._plugins_key:  # a plugin installed, removed or switched since
             self._plugins_key = key
             found, self._plugin_problems = installed(self.env)
-            self._command_dirs = source_dirs(self.root, self.env, plugin_sources(found))
+            self._command_dirs = all_dirs(self.root, self.env, plugin_sources(found))
             roots = [p.root for p in found if p.enabled]  # a plugin's hooks and MCP servers too
             self.hooks.set_plugins(roots)
             if roots or self._mcp is not None:
@@ -309,7 +323,7 @@ class Engine:
     def command_watch_dirs(self) -> list[Path]:
         from coder_ls.engine.commands.plugins import plugins_dir
 
-        return [d.path for d in self._command_dirs if d.source != "plugin"] + [plugins_dir(self.env)]
+        return [d.path for d in self._command_dirs if d.source not in ("plugin", "bundled")] + [plugins_dir(self.env)]
 
     def announce_commands_changed(self) -> None:
         session = self.sessions.loaded(None)
@@ -331,15 +345,18 @@ class Engine:
                 return self._stop_agent_op(submission, agent_id)
             case Interrupt():
                 return self._interrupt_op(submission)
-            case ListCommands():
+            case ListCommands(include_hidden=include_hidden):
                 sid = submission.session_id or self.sessions.current_id or ""
+                loaded = self.sessions.loaded(sid or None)
+                touched = loaded.touched.paths if loaded is not None else ()
+                catalog = listing(self.registry, self.probe(), include_hidden=include_hidden, touched=touched)
                 return CommandResult(
                     session_id=sid,
                     submission_id=submission.id,
                     mode="command",
                     status="completed",
-                    reply="\n".join(f"/{c.name} {c.argument_hint}".rstrip() for c in self.registry.catalog()),
-                    data=CommandCatalog(commands=self.registry.catalog()),
+                    reply="\n".join(f"/{c.name} {c.argument_hint}".rstrip() for c in catalog),
+                    data=CommandCatalog(commands=catalog),
                 )
             case CompleteInput(text=text, position=position):
                 return await self._complete_op(submission, text, position)
@@ -375,16 +392,21 @@ class Engine:
                     return [AgentTask(RunAgent(prompt=prompt.text, context=prompt.context, plan=False))]
 
                 return True, code_action
-            case UserInput(text=text, context=context):
+            case UserInput(text=text, context=context, origin=origin):
                 pastes: tuple[Paste, ...] = ()
                 if op.pastes:  # a long paste shows as `[Pasted text #N, L lines]` (a prompt's only)
                     text, pastes = place_pastes(text, op.pastes, self.config.input.paste_threshold)
-                parsed = parse_input(text, self.registry.names())
+                parsed = parse_input(text, self.registry.known_names())
                 if pastes and not isinstance(parsed, Prompt):
-                    parsed = parse_input(place_pastes(op.text, op.pastes, sys.maxsize)[0], self.registry.names())
+                    parsed = parse_input(place_pastes(op.text, op.pastes, sys.maxsize)[0], self.registry.known_names())
                 selection = context if isinstance(context, SelectionContext) else None
-                return waits_in_line(parsed), self._input_planner(parsed, selection, b, op, pastes)
+                planner = self._input_planner(parsed, selection, b, op, pastes, origin)
+                return waits_in_line(parsed, self.registry.resolve), planner
         raise AssertionError(f"unsupported operation {type(op).__name__}")
+
+    def probe(self) -> Probe:
+        """What availability looks at, now (one per lookup or listing)."""
+        return Probe(self.root, self.config, self.env)
 
     def _input_planner(
         self,
@@ -393,6 +415,7 @@ class Engine:
         b: ResultBuilder,
         op: UserInput,
         pastes: tuple[Paste, ...] = (),
+        origin: InputOrigin = "typed",
     ) -> Planner:
         async def plan(ctx: TaskContext) -> list[Task]:
             if op.images and not isinstance(parsed, Prompt):
@@ -405,6 +428,9 @@ class Engine:
                     hint = f" Did you mean: {', '.join('/' + s for s in suggestions)}?" if suggestions else ""
                     b.fail("unknown_command", f"Unknown command /{name}.{hint} Type /help for the list.")
                 case Shell(command=command):
+                    if (refused := shell_refusal(origin)) is not None:
+                        b.fail("origin_refused", f"{command!r}: {refused}")
+                        return []
                     return await self._plan_shell(ctx, command)
                 case Prompt(text=prompt):
                     images = await attach_images(self.root, op.text, op.images, b)
@@ -416,14 +442,22 @@ class Engine:
                         )
                     ]
                 case Slash(name=name, args=args):
-                    found = self.registry.get(name)
+                    found = self.registry.resolve(name)
                     assert found is not None
+                    if (refused := command_refusal(found, origin)) is not None:
+                        b.fail("origin_refused", refused)
+                        return []
+                    if (reason := unavailable(found, args, self.probe())) is not None:
+                        b.fail("unavailable", reason)
+                        return []
+                    if found.is_sensitive():
+                        ctx.session.masks.add(args, split_arguments(args))
                     outcome = await found.handler(self._command_context(ctx.session), args)
                     if outcome.error is not None:
                         b.fail(outcome.error_code, outcome.error)
                         return []
                     b.mode, b.reply, b.data = "command", outcome.reply, outcome.data
-                    return [task_for(action) for action in outcome.actions]
+                    return [titled(task_for(action), found.progress_title()) for action in outcome.actions]
             return []
 
         if isinstance(parsed, Shell):
@@ -531,7 +565,7 @@ class Engine:
             session_id=session.id,
             model=session.model or config.model,
             provider=session.provider or config.provider,
-            catalog=self.registry.catalog,
+            catalog=lambda: visible(self.registry, touched=session.touched.paths),
             list_sessions=self.sessions.list_infos,
             resolve_session=self.sessions.resolve_info,
             agent_defs=self.agent_defs,
@@ -540,6 +574,11 @@ class Engine:
             mcp=self.mcp,
             env=self.env,
             refresh_commands=self._refresh_and_announce,
+            session_effort=session.effort,
+            trusted=self.config_store.workspace_trusted(),
+            context_percent=min(100, session.last_context_tokens * 100 // max(1, config.context_limit_tokens)),
+            unavailable=self._unavailable,
+            config_layers=lambda: [(x.source, x.values) for x in self.config_store.layers()],
         )
 
     def _refresh_and_announce(self) -> bool:
@@ -547,6 +586,9 @@ class Engine:
         if changed:
             self.announce_commands_changed()
         return changed
+
+    async def _unavailable(self) -> list[CommandInfo]:
+        return [c for c in listing(self.registry, self.probe(), include_hidden=True) if not c.available]
 
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""

@@ -1,7 +1,7 @@
 """The tasks of the output commands (contract section 19): `/context`, `/cost`, `/export`.
 
 `/context` and `/cost` only read: they never wait in the session's line
-(`dispatch.IMMEDIATE_COMMANDS`). None takes a checkpoint (an export is written under
+(their commands are `immediate`). None takes a checkpoint (an export is written under
 `.coder/exports/` or where the user said, never a change to undo).
 """
 

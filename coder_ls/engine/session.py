@@ -11,11 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from coder_ls.engine.activation import Touched
 from coder_ls.engine.agentshell import AgentShell
 from coder_ls.engine.attachments import collapse_pastes
 from coder_ls.engine.host import Host
 from coder_ls.engine.queue import SessionQueue
 from coder_ls.engine.redact import RedactingShell
+from coder_ls.engine.sensitive import Masks
 from coder_ls.engine.submission import SubmissionState, stamp
 from coder_ls.protocol.events import Event, TodoItem
 from coder_ls.protocol.messages import Message, TextBlock, ToolUseBlock
@@ -64,10 +66,13 @@ class Session:
         self.queue = SessionQueue()
         self._extensions: dict[type, Any] = {}  # per-session state of other layers (the agent's grants)
         self.todos: list[TodoItem] = []
+        self.masks = Masks()  # a sensitive command's arguments, *** in all the session keeps or shows
+        self.touched = Touched(root)  # the files the session touched (conditional skills, `activation.py`)
         self.context: list[Message] = []
         self.last_context_tokens = 0  # what the last model step read and wrote (for auto-compaction)
         self.model: str | None = None
         self.provider: str | None = None
+        self.effort: str | None = None  # `/effort`: this session's default (None: the configuration's)
         self.title = ""
         self.message_count = 0
         self.created_at = time.time()
@@ -81,6 +86,9 @@ class Session:
         self.closed = False
         if loaded is not None:
             self.context = list(loaded.context)
+            for entry in loaded.entries:  # every message, compacted or not: activation lasts
+                if isinstance(entry, slog.MessageEntry):
+                    self.touched.note(entry.message)
             for entry in loaded.entries[-4 * HISTORY_LIMIT :]:
                 if isinstance(entry, slog.MessageEntry):
                     self._remember(entry.message)
@@ -104,7 +112,7 @@ class Session:
     # -- events -------------------------------------------------------------------------
     def emit(self, event: Event, submission_id: str) -> None:
         self.seq += 1
-        self.host.emit(stamp(event, self.id, submission_id, self.seq))
+        self.host.emit(stamp(self.masks.struct(event), self.id, submission_id, self.seq))
 
     # -- persistence --------------------------------------------------------------------
     @property
@@ -144,7 +152,7 @@ class Session:
     def set_title_from(self, text: str) -> None:
         if self.title:
             return
-        title = " ".join(text.split())[:80]
+        title = " ".join(self.masks.text(text).split())[:80]
         self.title = title
         self._append(slog.TitleEntry(title=title, ts=time.time()))
 
@@ -155,9 +163,11 @@ class Session:
 
     def record_message(self, message: Message, submission_id: str, *, in_context: bool = True) -> None:
         now = time.time()
-        self._append(slog.MessageEntry(message=message, submission_id=submission_id, ts=now))
+        self.touched.note(message)
         if in_context:
-            self.context.append(message)
+            self.context.append(message)  # the model's context keeps the real text
+        message = self.masks.struct(message)  # the log and the index never see a secret argument
+        self._append(slog.MessageEntry(message=message, submission_id=submission_id, ts=now))
         self._remember(message)
         self.message_count += 1
         self.updated_at = now

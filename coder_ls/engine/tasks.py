@@ -18,6 +18,7 @@ from coder_ls.engine.rewind import DiffTurnTask, RewindTask
 from coder_ls.engine.sessions import UnknownSession, fork_notice
 from coder_ls.protocol.actions import (
     Action,
+    ChangeEffort,
     ChangeModel,
     ChangePermissions,
     Compact,
@@ -34,6 +35,7 @@ from coder_ls.protocol.actions import (
     SideQuestion,
     TrustWorkspace,
     UndoLast,
+    WriteConfig,
 )
 from coder_ls.protocol.events import (
     ApprovalRequested,
@@ -48,6 +50,13 @@ from coder_ls.protocol.events import (
 )
 from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.protocol.results import ErrorInfo, ResumedSession, SessionData, UndoData
+
+
+def titled(task: Task, title: str) -> Task:
+    """A command's own progress message (`progress-message`) on its agent turn."""
+    if title and isinstance(task, AgentTask | PromptCommandTask):
+        task.title = title
+    return task
 
 
 def task_for(action: Action) -> Task:
@@ -84,6 +93,14 @@ def task_for(action: Action) -> Task:
             return DiffTurnTask(action)
         case Rewind():
             return RewindTask(action)
+        case WriteConfig():
+            from coder_ls.engine.configwrite import WriteConfigTask
+
+            return WriteConfigTask(action)
+        case ChangeEffort(level=level):
+            from coder_ls.engine.effort import ChangeEffortTask
+
+            return ChangeEffortTask(level)
 
 
 def shell_message(command: str, output: str, exit_code: int | None, *, cancelled: bool = False) -> Message:
@@ -213,6 +230,7 @@ class PromptCommandTask:
             command=f"/{a.name}",
             hooks=a.hooks,
             hooks_source=a.hooks_source,
+            effort=a.effort,
         )
         await AgentTask(turn).run(ctx)
 

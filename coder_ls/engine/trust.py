@@ -106,7 +106,7 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
 )
 
 # The config lists a workspace adds to instead of replacing (the user's entries stay).
-MERGED_LISTS: tuple[tuple[str, ...], ...] = (("rules",), ("secrets", "envNames"))
+MERGED_LISTS: tuple[tuple[str, ...], ...] = (("rules",), ("secrets", "envNames"), ("commands", "disabled"))
 
 
 def state_dir(env: Mapping[str, str]) -> Path:

@@ -15,24 +15,55 @@ for the model, as the provider's catalog describes it (`coder_ls.llm.catalog`):
   1,024 tokens and leaves at least 1,024 tokens of `max_tokens` for the answer: a
   configured budget raises `max_tokens` (within the model's limit), the default budget
   shrinks to fit a small configured `max_tokens` (or thinking is left off).
-- effort: kept only when the model accepts that level.
+- effort (`/effort`, a command's `effort:`, the configuration's `effort`): sent as
+  `output_config.effort` to a model that takes effort levels, the asked level or the
+  highest it accepts below it (`max` to a model that stops at `high` sends `high`); to a
+  model without effort levels that thinks on a budget, and with no budget configured, the
+  level chooses the thinking budget (`EFFORT_BUDGETS`: low 2,048, medium 8,192, high
+  16,384, max 32,000 tokens, within the model's output limit); elsewhere nothing.
 
 Pure and light: no SDK, no I/O.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import msgspec
 
 from coder_ls.llm.base import ProviderRequest
 from coder_ls.llm.models import DEFAULT_OUTPUT_CAP, DEFAULT_THINKING_BUDGET, ModelInfo
+from coder_ls.protocol.config import Effort
 
-__all__ = ["MIN_THINKING_BUDGET", "UNKNOWN_MODEL_MAX_TOKENS", "RequestPlan", "plan_request"]
+__all__ = [
+    "EFFORT_BUDGETS",
+    "MIN_THINKING_BUDGET",
+    "UNKNOWN_MODEL_MAX_TOKENS",
+    "RequestPlan",
+    "effort_of",
+    "plan_request",
+]
 
 MIN_THINKING_BUDGET = 1024
 UNKNOWN_MODEL_MAX_TOKENS = 8192  # a model of no known family: the smallest limit of any Claude
+
+
+EFFORT_LEVELS: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")  # lowest first
+# The thinking budget a level gives a model that has no effort levels but thinks on a budget.
+EFFORT_BUDGETS = {"low": 2048, "medium": 8192, "high": 16_384, "xhigh": 24_576, "max": 32_000}
+
+
+def effort_of(level: str | None) -> Effort | None:
+    """A level as the request takes it (None for none, "auto" or a level we do not know)."""
+    return cast("Effort", level) if level in EFFORT_LEVELS else None
+
+
+def _accepted(level: str | None, efforts: tuple[str, ...]) -> str | None:
+    """The level itself when the model takes it, else the highest it takes below it."""
+    if level not in EFFORT_LEVELS:
+        return None
+    below = EFFORT_LEVELS[: EFFORT_LEVELS.index(level) + 1]
+    return next((e for e in reversed(below) if e in efforts), None)
 
 
 class RequestPlan(msgspec.Struct, frozen=True):
@@ -50,7 +81,9 @@ def plan_request(request: ProviderRequest, info: ModelInfo | None) -> RequestPla
         return RequestPlan(max_tokens=asked or UNKNOWN_MODEL_MAX_TOKENS)
     limit = info.max_output_tokens
     max_tokens = min(asked, limit) if asked else min(limit, DEFAULT_OUTPUT_CAP)
-    effort = request.effort if request.effort in info.efforts else None
+    effort = _accepted(request.effort, info.efforts)
+    if request.effort and not info.efforts and not request.thinking_budget:
+        request = msgspec.structs.replace(request, thinking_budget=EFFORT_BUDGETS[request.effort])
     style, mode = info.thinking, request.thinking
     if mode == "off" or style == "none":
         return RequestPlan(max_tokens=max_tokens, effort=effort)

@@ -128,13 +128,11 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
             a = _convert(command, raw, InputArgs)
             images = _images(a)
             pastes = tuple(_clean(p) for p in a.pastes or ())
-            if a.text.strip().startswith("!"):
-                text = _shell_text(a.text, a.session_id)
-                return UserInput(text=text, context=a.context, images=images, pastes=pastes), a.session_id
-            return UserInput(text=_clean(a.text), context=a.context, images=images, pastes=pastes), a.session_id
+            text = _shell_text(a.text, a.session_id) if a.text.strip().startswith("!") else _clean(a.text)
+            return UserInput(text=text, context=a.context, images=images, pastes=pastes, origin=a.origin), a.session_id
         case "coder.shell":
             s = _convert(command, raw, ShellArgs)
-            return UserInput(text="!" + _shell_text(s.command, s.session_id)), s.session_id
+            return UserInput(text="!" + _shell_text(s.command, s.session_id), origin=s.origin), s.session_id
         case "coder.interrupt":
             i = _convert(command, raw, InterruptArgs)
             if i.agent_id is not None and not i.agent_id.strip():
@@ -142,7 +140,7 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
             return Interrupt(agent_id=i.agent_id), i.session_id
         case "coder.listCommands":
             lc = _convert(command, raw, ListCommandsArgs)
-            return ListCommands(), lc.session_id
+            return ListCommands(include_hidden=lc.include_hidden), lc.session_id
         case "coder.completeInput":
             ci = _convert(command, raw, CompleteInputArgs)
             position = len(ci.text) if ci.position is None else ci.position
@@ -169,5 +167,5 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
     if command.startswith("coder.") and name in slash_names:
         s2 = _convert(command, raw, SlashArgs)
         text = f"/{name} {_clean(s2.args)}".rstrip() if s2.args else f"/{name}"
-        return UserInput(text=text), s2.session_id
+        return UserInput(text=text, origin=s2.origin), s2.session_id
     raise BadArguments(f"unknown command {command!r}")

@@ -19,7 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from coder_ls import __version__
-from coder_ls.engine.commands.names import BUILTIN_NAMES
+from coder_ls.engine.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
 from coder_ls.lsp import codeactions
 from coder_ls.lsp.commands import BadArguments, BadInput, command_ids, decode
 from coder_ls.lsp.host import LspHost, resolve_caps
@@ -120,7 +120,7 @@ class CoderServer(LanguageServer):
         assert isinstance(proto, CoderProtocol)
         proto.on_cancel_request = self._on_cancel_request
         proto.on_execute_command = self._on_execute_command
-        for cid in command_ids(list(BUILTIN_NAMES)):
+        for cid in command_ids([*BUILTIN_NAMES, *BUILTIN_ALIASES]):
             self.protocol.fm.commands[cid] = _never_called
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -232,7 +232,7 @@ class CoderServer(LanguageServer):
         engine = self.ensure_engine()
         submission_id = uuid.uuid4().hex
         try:
-            op, session_id = decode(params.command, params.arguments, engine.registry.builtin_names())
+            op, session_id = decode(params.command, params.arguments, engine.registry.builtin_ids())
         except BadArguments as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         except BadInput as exc:  # the user's text, not the protocol: an error result

@@ -55,6 +55,7 @@ class RunAgent(msgspec.Struct, frozen=True):
     images: tuple[ImageBlock, ...] = ()  # stored images sent with the prompt (section 19)
     references: bool = False  # a user's prompt: its `@path` references attach files (section 19)
     pastes: tuple[Paste, ...] = ()  # the long pastes the prompt names (section 19)
+    effort: str | None = None  # this turn only (a command's `effort:`); else the session's
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):
@@ -71,6 +72,7 @@ class RunPromptCommand(msgspec.Struct, frozen=True):
     confirm_commands: str | None = None
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)  # see RunAgent.hooks
     hooks_source: str = ""
+    effort: str | None = None  # its turn's effort (`effort:` in the front matter)
 
 
 class RunShell(msgspec.Struct, frozen=True):
@@ -146,6 +148,20 @@ class Rewind(msgspec.Struct, frozen=True):
     conversation: bool = True
 
 
+class WriteConfig(msgspec.Struct, frozen=True):
+    """`/config key value`: one setting into the user's or the workspace's file."""
+
+    key: str  # dotted, camelCase (`shell.timeoutSeconds`)
+    value: str  # JSON, already checked
+    scope: Literal["user", "workspace"] = "workspace"
+
+
+class ChangeEffort(msgspec.Struct, frozen=True):
+    """`/effort <level>`: the session's default effort (None: the configuration's)."""
+
+    level: str | None
+
+
 Action = (
     RunAgent
     | RunPromptCommand
@@ -163,6 +179,8 @@ Action = (
     | ExportSession
     | DiffTurn
     | Rewind
+    | ChangeEffort
+    | WriteConfig
 )
 
 

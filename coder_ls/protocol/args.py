@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from coder_ls.protocol.base import Wire
+
+# Where an input came from (contract section 18): what the user typed, or something else.
+InputOrigin = Literal["typed", "codeAction", "link", "client", "remote"]
 
 
 class Position(Wire):
@@ -49,6 +54,7 @@ class InputArgs(Wire):
     context: SelectionContext | None = None
     images: list[ImageArg] | None = None
     pastes: list[str] | None = None  # pasted texts, each named in `text` by `[Pasted text #N]`
+    origin: InputOrigin = "typed"
 
 
 class ShellArgs(Wire):
@@ -56,6 +62,7 @@ class ShellArgs(Wire):
 
     command: str
     session_id: str | None = None
+    origin: InputOrigin = "typed"
 
 
 class SlashArgs(Wire):
@@ -63,6 +70,7 @@ class SlashArgs(Wire):
 
     args: str | None = None
     session_id: str | None = None
+    origin: InputOrigin = "typed"
 
 
 class InterruptArgs(Wire):
@@ -74,9 +82,11 @@ class InterruptArgs(Wire):
 
 
 class ListCommandsArgs(Wire):
-    """`coder.listCommands`: takes no keys (sessionId is accepted and ignored)."""
+    """`coder.listCommands`: sessionId is accepted and ignored; `includeHidden` lists the
+    hidden commands too."""
 
     session_id: str | None = None
+    include_hidden: bool = False
 
 
 class CodeActionArgs(Wire):

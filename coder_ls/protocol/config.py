@@ -154,6 +154,13 @@ def default_pricing() -> dict[str, ModelPrice]:
     }
 
 
+class CommandsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """Slash commands (contract section 18): `disabled` names commands that cannot run
+    (listed with `available: false` and the reason)."""
+
+    disabled: list[str] = msgspec.field(default_factory=list)
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
@@ -189,8 +196,7 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # MCP servers of the user (section "MCP servers"); a workspace's are `.mcp.json`, after /trust
     mcp_servers: dict[str, McpServerConfig] = msgspec.field(default_factory=dict)
     input: InputConfig = msgspec.field(default_factory=InputConfig)
-
-
     # `/cost`: dollars per million tokens by model id prefix (replaces the defaults when set)
     pricing: dict[str, ModelPrice] = msgspec.field(default_factory=default_pricing)
     compact: CompactConfig = msgspec.field(default_factory=CompactConfig)
+    commands: CommandsConfig = msgspec.field(default_factory=CommandsConfig)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from coder_ls.protocol.args import Diagnostic, ImageArg, Range, SelectionContext
+from coder_ls.protocol.args import Diagnostic, ImageArg, InputOrigin, Range, SelectionContext
 
 
 class UserInput(msgspec.Struct, frozen=True):
@@ -14,6 +14,7 @@ class UserInput(msgspec.Struct, frozen=True):
     context: SelectionContext | None = None
     images: tuple[ImageArg, ...] = ()
     pastes: tuple[str, ...] = ()
+    origin: InputOrigin = "typed"  # what the user typed, or something else (contract section 18)
 
 
 class Interrupt(msgspec.Struct, frozen=True):
@@ -31,7 +32,7 @@ class CodeAction(msgspec.Struct, frozen=True):
 
 
 class ListCommands(msgspec.Struct, frozen=True):
-    pass
+    include_hidden: bool = False
 
 
 class CompleteInput(msgspec.Struct, frozen=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -21,9 +21,19 @@ class Tagged(Wire, tag_field="kind"):
     """Base of `data` payloads; `kind` names which one it is."""
 
 
+class Activation(Wire, omit_defaults=True):
+    """A conditional skill (`paths:` in its front matter): offered to the model once the
+    session touches a file matching one glob; `by` is the file that activated it."""
+
+    paths: list[str]
+    active: bool
+    by: str | None = None
+
+
 class CommandInfo(Wire, omit_defaults=True):
     """One entry of the catalog. `path` (where a file command is defined),
-    `userInvocable` (files) and `modelInvocable` (skills) are left out when absent."""
+    `userInvocable` (files) and `modelInvocable` (skills) are left out when absent.
+    The command model's fields (contract section 18) are left out at their defaults."""
 
     name: str
     description: str
@@ -35,6 +45,17 @@ class CommandInfo(Wire, omit_defaults=True):
     model_invocable: bool | None = None
     shadows: list[str] | None = None  # what this entry hides: files (or built-ins) of the same name
     namespace: str | None = None  # the sub-folder of `/dev:review`, or the plugin of `/plugin:name`
+    aliases: list[str] = msgspec.field(default_factory=list)
+    hidden: bool = False
+    available: bool = True
+    reason: str | None = None  # why it is not available now
+    immediate: bool = False  # runs at once, even while a turn of the session runs
+    sensitive: bool = False  # its arguments are shown as *** everywhere
+    progress_message: str | None = None
+    when_to_use: str | None = None
+    arguments: list[str] = msgspec.field(default_factory=list)
+    effort: str | None = None
+    activation: Activation | None = None
 
 
 class CommandCatalog(Tagged, tag="commands"):
@@ -337,6 +358,55 @@ class PluginList(Tagged, tag="plugins"):
     marketplaces: dict[str, str] = msgspec.field(default_factory=dict)  # added by name -> folder or URL
 
 
+class EffortData(Tagged, tag="effort"):
+    """`/effort`: the session's effort now and where it comes from."""
+
+    effort: str | None  # None: the model's default
+    source: Literal["session", "config", "default"]
+    levels: list[str]
+
+
+class StatusData(Tagged, tag="status"):
+    """`/status`: what is in force for this session."""
+
+    version: str
+    model: str
+    provider: str
+    effort: str | None
+    permissions: str
+    trusted: bool
+    sandbox: str
+    session_id: str
+    context_percent: int
+    mcp: list[str] = msgspec.field(default_factory=list)  # the MCP servers and their states (none yet)
+    disabled: list[CommandInfo] = msgspec.field(default_factory=list)  # the commands that cannot run now, and why
+
+
+class SkillEntry(Wire):
+    name: str
+    source: str
+    model_invocable: bool
+    active: bool
+    activated_by: str | None = None
+    shadows: list[str] = msgspec.field(default_factory=list)
+
+
+class SkillsData(Tagged, tag="skills"):
+    skills: list[SkillEntry]
+
+
+class ConfigEntry(Wire):
+    key: str  # dotted, as in the files (`shell.timeoutSeconds`)
+    value: Any
+    layer: str  # the file or source it came from, or "default"
+
+
+class ConfigData(Tagged, tag="config"):
+    """`/config`: the effective configuration, each value with the layer it came from."""
+
+    entries: list[ConfigEntry]
+
+
 Data = (
     CommandCatalog
     | SessionList
@@ -361,6 +431,10 @@ Data = (
     | ExportData
     | RewindData
     | PluginList
+    | EffortData
+    | StatusData
+    | SkillsData
+    | ConfigData
 )
 
 

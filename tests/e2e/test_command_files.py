@@ -191,7 +191,7 @@ async def test_expansion_of_arguments_skill_dir_and_inline_commands(tmp_path):
     scripted(root)
     write(root / ".coder/commands/args.md", "All: $ARGUMENTS\nFirst: $1\nSecond: $2\nNinth: [$9]")
     write(root / ".coder/skills/tool/SKILL.md", "Run ${CODER_SKILL_DIR}/run.sh and ${CLAUDE_SKILL_DIR}/x")
-    write(root / ".coder/commands/status.md", "Branch files: !`ls a.txt` and !`echo err >&2`. Go: $ARGUMENTS")
+    write(root / ".coder/commands/state.md", "Branch files: !`ls a.txt` and !`echo err >&2`. Go: $ARGUMENTS")
     write(root / ".coder/commands/big.md", "!`head -c 50000 /dev/zero | tr '\\0' x`")
     async with lsp_session(root) as s:
         result = await s.execute("coder.input", {"text": '/args "two words" it\'s'})
@@ -207,7 +207,7 @@ async def test_expansion_of_arguments_skill_dir_and_inline_commands(tmp_path):
         await s.execute("coder.input", {"text": "/tool"})
         skill_dir = root / ".coder/skills/tool"
         assert s.events_of("userMessage")[-1]["text"] == f"Run {skill_dir}/run.sh and {skill_dir}/x"
-        result = await s.execute("coder.input", {"text": "/status now"})
+        result = await s.execute("coder.input", {"text": "/state now"})
         assert result["status"] == "completed", result
         assert s.events_of("userMessage")[-1]["text"] == "Branch files: a.txt and err. Go: now"
         await s.execute("coder.input", {"text": "/big"})

@@ -30,7 +30,7 @@ async def test_help_and_list_commands_describe_every_builtin(tmp_path):
         for entry in entries:
             assert set(entry) >= {"name", "description", "argumentHint", "kind", "source"}
             assert entry["kind"] in ("local", "prompt", "agent")
-            assert entry["source"] in ("builtin", "workspace", "user", "skill")
+            assert entry["source"] in ("builtin", "workspace", "user", "skill", "bundled", "managed", "plugin", "mcp")
             assert entry["description"]
         assert by_name["undo"]["source"] == "builtin"
         assert "--all" in by_name["undo"]["argumentHint"]

@@ -149,13 +149,15 @@ async def test_a_workspace_deleted_while_running_is_not_recreated(tmp_path: Path
     assert not root.exists()
 
 
-async def test_undo_all_outside_git_is_not_a_git_repo(tmp_path: Path) -> None:
+async def test_undo_all_outside_git_is_unavailable(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     root.mkdir()
     (root / "a.txt").write_text("a\n")
     async with lsp_session(root) as s:
         result = await s.execute("coder.input", {"text": "/undo --all"})
-        assert result["status"] == "failed" and result["error"]["code"] == "not_a_git_repo", result
+        # contract section 18: an unavailable command fails with `unavailable` and the reason
+        assert result["status"] == "failed" and result["error"]["code"] == "unavailable", result
+        assert "not a git repository" in result["error"]["message"]
         assert (root / "a.txt").read_text() == "a\n"
 
 

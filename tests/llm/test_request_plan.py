@@ -106,7 +106,8 @@ def test_configured_values_are_fitted() -> None:
 
 def test_effort_only_where_the_model_takes_that_level() -> None:
     assert plan_request(request("claude-opus-4-6", effort="max")).effort == "max"
-    assert plan_request(request("claude-sonnet-4-6", effort="max")).effort is None
+    # a level past what the model takes sends the highest it takes (section 18: `/effort max` still means "most")
+    assert plan_request(request("claude-sonnet-4-6", effort="max")).effort == "high"
     assert plan_request(request("claude-opus-4-5", effort="low")).effort == "low"
     assert plan_request(request("claude-sonnet-4-5", effort="low")).effort is None
     assert plan_request(request("claude-opus-4-7", effort="xhigh")).effort == "xhigh"
@@ -196,3 +197,27 @@ def test_model_request_settings_fall_back_one_by_one() -> None:
     assert (config.thinking, config.effort, config.max_output_tokens, config.thinking_budget) == (
         "off", "max", 4000, 2048
     )
+
+
+@pytest.mark.parametrize(
+    ("model", "effort", "sent", "budget"),
+    [
+        ("claude-opus-4-8", "max", "max", 0),  # takes every level
+        ("claude-sonnet-4-6", "max", "high", 0),  # stops at high: the highest below
+        ("claude-sonnet-4-6", "low", "low", 0),
+        ("claude-haiku-4-5", "low", None, 2048),  # no levels, budget thinking: the budget
+        ("claude-haiku-4-5", "high", None, 16_384),
+        ("claude-haiku-4-5", "max", None, 32_000),
+    ],
+)
+def test_effort_per_model(model, effort, sent, budget):
+    params = to_api_params(request(model, effort=effort))
+    valid_for_the_api(params)
+    assert (params.get("output_config") or {}).get("effort") == sent
+    if budget:
+        assert params["thinking"] == {"type": "enabled", "budget_tokens": budget}
+
+
+def test_a_configured_budget_wins_over_effort():
+    params = to_api_params(request("claude-haiku-4-5", effort="max", thinking_budget=4096))
+    assert params["thinking"]["budget_tokens"] == 4096

@@ -609,3 +609,12 @@ def test_diff_turn_opens_a_diff_buffer(nvim: str, workspace: Path) -> None:
     check(r)
     assert r["filetype"] == "diff" and r["shown"] is True and r["modifiable"] is False
     assert "diff --git a/a.txt b/a.txt" in r["lines"] and "+changed-by-shell" in r["lines"], r["lines"]
+
+
+def test_what_a_plugin_sends_with_an_origin_cannot_run_a_shell_line_or_trust(nvim: str, workspace: Path) -> None:
+    r = run_scenario(nvim, "origin", workspace)
+    check(r)
+    for key in ("link_shell", "client_shell", "link_trust"):
+        assert r[key]["error"]["code"] == "origin_refused", r[key]
+    assert not (workspace / "pwned").exists()
+    assert r["typed"]["rawOutput"] == "typed\n", r["typed"]

@@ -82,3 +82,44 @@ def test_a_refused_inline_command_stops_all_before_any_runs():
     with pytest.raises(InlineRefused, match="rm -rf"):
         asyncio.run(run_inline(e, lambda c: "refused" if "rm" in c else None, run))
     assert ran == []
+
+
+# -- the command model's keys (contract section 18) ---------------------------------------
+
+
+def test_named_arguments_expand_after_arguments_and_positions():
+    meta, body = parse("---\narguments: [file, focus]\n---\nReview $file for $focus ($1; $filename; $ARGUMENTS)\n")
+    assert meta.arguments == ("file", "focus")
+    out = expand_arguments(body, "'src/a b.py' speed", None, meta.arguments)
+    # `$filename` is not `$file` + "name"; a named value is never expanded again
+    assert out.text == "Review src/a b.py for speed (src/a b.py; $filename; 'src/a b.py' speed)"
+    missing = expand_arguments("Check $file then $focus", "only.py", None, ("file", "focus"))
+    assert missing.text == "Check only.py then "  # placed by name: not appended again
+    nested = expand_arguments("A $file", "$focus x", None, ("file", "focus"))
+    assert nested.text == "A $focus"
+
+
+@pytest.mark.parametrize(
+    ("front", "message"),
+    [
+        ("arguments: [file, file]", "twice"),
+        ("arguments: ['a-b']", "not a name"),
+        ("arguments: [ARGUMENTS]", "not a name"),
+        ("effort: extreme", "'effort' must be one of"),
+        ("hidden: yes please", "'hidden' must be true or false"),
+        ("paths: {a: 1}", "'paths' must be a list"),
+    ],
+)
+def test_bad_command_model_keys_are_clear_errors(front, message):
+    with pytest.raises(FrontMatterError, match=message):
+        parse(f"---\n{front}\n---\nbody\n")
+
+
+def test_command_model_keys_are_read():
+    meta, _ = parse(
+        "---\nhidden: true\neffort: high\npaths: 'src/**/*.py, *.sql'\nprogress-message: reviewing\n"
+        "arguments: file focus\n---\nbody\n"
+    )
+    assert (meta.hidden, meta.effort, meta.progress_message) == (True, "high", "reviewing")
+    assert meta.paths == ("src/**/*.py", "*.sql")
+    assert meta.arguments == ("file", "focus")

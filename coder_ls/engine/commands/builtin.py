@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from coder_ls.engine import gitops
 from coder_ls.engine.commands import builtin_mcp
+from coder_ls.engine.commands.availability import Need
+from coder_ls.engine.commands.builtin_config import config_commands
 from coder_ls.engine.commands.builtin_io import compact_clear, diff_turn, io_commands
 from coder_ls.engine.commands.builtin_plugins import plugin_command
 from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.names import BUILTIN_NAMES
+from coder_ls.engine.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
 from coder_ls.engine.commands.prompts import prompt_commands
 from coder_ls.engine.commands.registry import Command, Registry
 from coder_ls.protocol.actions import (
@@ -48,6 +50,8 @@ def _usage_error(message: str) -> CommandOutcome:
 async def cmd_help(ctx: CommandContext, args: str) -> CommandOutcome:
     catalog = ctx.catalog()
     heads = [f"/{c.name} {c.argument_hint}".rstrip() for c in catalog]
+    also = [f" (also /{', /'.join(c.aliases)})" if c.aliases else "" for c in catalog]
+    heads = [h + a for h, a in zip(heads, also, strict=True)]
     width = min(max((len(h) for h in heads), default=0), 24) + 2
     lines = ["Commands (type them in the input, or run coder.<name>):"]
     for head, c in zip(heads, catalog, strict=True):
@@ -295,17 +299,20 @@ async def cmd_undo(ctx: CommandContext, args: str) -> CommandOutcome:
 
 def register_builtins(registry: Registry) -> None:
     for command in (
-        Command("help", "List the commands", "", cmd_help),
-        Command("model", "Show the model, or switch to another", "[name]", cmd_model),
+        Command("help", "List the commands", "", cmd_help, immediate=True, any_origin=True),
+        Command("model", "Show the model, or switch to another", "[name]", cmd_model, immediate=True),
         Command(
             "permissions",
             "Show the permission preset, or apply one",
             "[strict|balanced|auto-edit|yolo]",
             cmd_permissions,
+            immediate=True,
         ),
-        Command("trust", "Apply the permissions this workspace's .coder/config.json widens", "", cmd_trust),
+        Command(
+            "trust", "Apply the permissions this workspace's .coder/config.json widens", "", cmd_trust, immediate=True
+        ),
         Command("new", "Start a new session", "", cmd_new),
-        Command("clear", "Empty the model context of this session", "", cmd_clear),
+        Command("clear", "Empty the model context of this session", "", cmd_clear, aliases=("reset",)),
         Command(
             "compact",
             "Summarise the conversation to free context",
@@ -313,21 +320,47 @@ def register_builtins(registry: Registry) -> None:
             cmd_compact,
         ),
         Command("resume", "List recent sessions, or resume one", "[session id]", cmd_resume),
-        Command("sessions", "List recent sessions", "", cmd_sessions),
-        Command("diff", "Show git diff --stat and git diff of the workspace", "[turn [N]]", cmd_diff),
-        Command("undo", "Revert the files changed by the last submission", "[--all]", cmd_undo),
-        Command("btw", "Ask a side question without disturbing the work", "<question>", cmd_btw),
-        Command("agents", "List the subagents the agent can start", "", cmd_agents),
+        Command("sessions", "List recent sessions", "", cmd_sessions, immediate=True, any_origin=True),
+        Command(
+            "diff",
+            "Show git diff --stat and git diff of the workspace, or what a submission changed",
+            "[turn [N]]",
+            cmd_diff,
+            immediate=True,
+            any_origin=True,
+            needs=(Need("git"),),
+        ),
+        Command(
+            "undo",
+            "Revert the files changed by the last submission",
+            "[--all]",
+            cmd_undo,
+            needs=(Need("git", only_with="--all"),),
+        ),
+        Command(
+            "btw",
+            "Ask a side question without disturbing the work",
+            "<question>",
+            cmd_btw,
+            immediate=True,
+            needs=(Need("model"),),
+            progress_message="Answering a side question",
+        ),
+        Command("agents", "List the subagents the agent can start", "", cmd_agents, immediate=True, any_origin=True),
         Command(
             "task",
             "Plan a large goal and run it with subagents; status, list, resume",
             "<goal> [--budget N] | status [id] | list | resume [id]",
             cmd_task,
+            progress_message="Running the task",
         ),
         *prompt_commands(),
         *builtin_mcp.COMMANDS,
         *io_commands(),
         plugin_command(),
+        *config_commands(),
     ):
         registry.add_builtin(command)
     assert tuple(registry.builtin_names()) == BUILTIN_NAMES, "update coder_ls/engine/commands/names.py"
+    aliases = tuple(a for n in BUILTIN_NAMES for a in registry.get(n).aliases)  # type: ignore[union-attr]
+    assert aliases == BUILTIN_ALIASES, "update BUILTIN_ALIASES in coder_ls/engine/commands/names.py"

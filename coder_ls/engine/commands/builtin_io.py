@@ -95,9 +95,23 @@ async def cmd_rewind(ctx: CommandContext, args: str) -> CommandOutcome:
 
 def io_commands() -> tuple[Command, ...]:
     return (
-        Command("context", "Show what fills the model context, in tokens per part", "", cmd_context),
-        Command("cost", "Show the session's tokens and their estimated price", "", cmd_cost),
-        Command("usage", "Same as /cost", "", cmd_cost),
+        Command(
+            "context",
+            "Show what fills the model context, in tokens per part",
+            "",
+            cmd_context,
+            immediate=True,  # it only reads (contract section 19)
+            any_origin=True,
+        ),
+        Command(
+            "cost",
+            "Show the session's tokens and their estimated price",
+            "",
+            cmd_cost,
+            aliases=("usage",),
+            immediate=True,
+            any_origin=True,
+        ),
         Command(
             "export",
             "Write the session to a file (Markdown or the raw log)",

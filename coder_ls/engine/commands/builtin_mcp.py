@@ -53,4 +53,12 @@ async def cmd_mcp(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(reply="\n".join(lines), data=McpData(servers=servers, problems=list(hub.problems)))
 
 
-COMMANDS = (Command("mcp", "Show the MCP servers, their tools and errors; reconnect one", "[reconnect NAME]", cmd_mcp),)
+COMMANDS = (
+    Command(
+        "mcp",
+        "Show the MCP servers, their tools and errors; reconnect one",
+        "[reconnect NAME]",
+        cmd_mcp,
+        immediate=True,  # a status, and a reconnect that never waits behind a turn
+    ),
+)

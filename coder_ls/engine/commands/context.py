@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -41,3 +41,9 @@ class CommandContext(msgspec.Struct):
     mcp: McpHub | None = None  # the MCP servers (`/mcp`)
     env: Mapping[str, str] = msgspec.field(default_factory=dict)  # the server's environment (user folders)
     refresh_commands: Callable[[], bool] = _no_refresh  # reload the command sources now (after /plugin)
+    # for /effort and /status (contract section 18)
+    session_effort: str | None = None  # `/effort` of this session
+    trusted: bool = False  # the user ran /trust here
+    context_percent: int = 0  # of the context window the last model request used
+    unavailable: Callable[[], Awaitable[list[CommandInfo]]] | None = None  # commands that cannot run now
+    config_layers: Callable[[], list[tuple[str, dict[str, Any]]]] | None = None  # (source, values), lowest first

@@ -7,7 +7,9 @@
    on whitespace). A positional with no argument stays as written (as in Claude Code):
    `awk '{print $1}'`, `$B$6`, `$5.00` and `local file="$1"` in a body survive. When the
    model loads a skill with no arguments (`args is None`), no argument placeholder is
-   touched at all.
+   touched at all. Then `$name` becomes the argument at that name's place in the front
+   matter's `arguments: [file, focus]` (`$file` is `$1`, `$focus` `$2`); when named
+   arguments placed the text, it is not appended again.
 2. `${CLAUDE_SKILL_DIR}` (and `${CODER_SKILL_DIR}`), `${CLAUDE_PLUGIN_ROOT}`,
    `${CLAUDE_SESSION_ID}` and `${CLAUDE_PROJECT_DIR}` become the skill's folder, the
    plugin's folder, the session id and the workspace root (left as written when the
@@ -76,12 +78,25 @@ def inline_command(m: re.Match[str]) -> str:
     return (m.group(1) if m.group(1) is not None else m.group(2)).strip()
 
 
-def expand_arguments(body: str, args: str | None, variables: ExpandVars | None = None) -> Expanded:
+def _placeholders(names: tuple[str, ...]) -> re.Pattern[str]:
+    """The argument placeholders, with the front matter's named ones (longest name first)."""
+    if not names:
+        return _ARGS
+    named = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(_ARGS.pattern + r"|\$(" + named + r")(?![A-Za-z0-9_])")
+
+
+def expand_arguments(
+    body: str, args: str | None, variables: ExpandVars | None = None, names: tuple[str, ...] = ()
+) -> Expanded:
     """Steps 1-2, in one pass (a substituted text is never expanded again); `args` None:
-    loaded by the model without arguments (placeholders untouched)."""
+    loaded by the model without arguments (placeholders untouched); `names`: the front
+    matter's `arguments:`."""
     variables = variables if variables is not None else ExpandVars()
     text_args = (args or "").replace(_SLOT, "")
     words = split_arguments(text_args)
+    pattern = _placeholders(names)
+    used_named: list[bool] = []
 
     def value(m: re.Match[str]) -> str:
         if args is None:
@@ -92,10 +107,14 @@ def expand_arguments(body: str, args: str | None, variables: ExpandVars | None =
         if m.group(2) is not None:
             n = int(m.group(2))
             return words[n - 1] if n <= len(words) else m.group(0)
+        if names and m.lastindex == 3 and m.group(3):
+            used_named.append(True)
+            n = names.index(m.group(3))
+            return words[n] if n < len(words) else ""
         return text_args
 
     def expand(text: str) -> str:
-        return variables.apply(_ARGS.sub(value, text))
+        return variables.apply(pattern.sub(value, text))
 
     parts: list[str] = []
     commands: list[str] = []
@@ -107,7 +126,7 @@ def expand_arguments(body: str, args: str | None, variables: ExpandVars | None =
         pos = m.end()
     parts.append(expand(body[pos:]))
     text = "".join(parts)
-    if "$ARGUMENTS" not in body and text_args:
+    if "$ARGUMENTS" not in body and text_args and not used_named:  # named arguments placed them
         text = f"{text}\n\n{text_args}"
     return Expanded(text, tuple(commands))
 

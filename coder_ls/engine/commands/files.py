@@ -58,7 +58,7 @@ MAX_DEPTH = 6  # sub-folder levels scanned under a commands folder
 
 class SourceDir(NamedTuple):
     path: Path
-    source: Literal["workspace", "user", "plugin"]  # its layer in the precedence order
+    source: Literal["workspace", "user", "plugin", "managed", "bundled"]  # its layer in the precedence order
     skill: bool  # folders of `<name>/SKILL.md` (else `**/<name>.md` files)
     plugin: str = ""  # a plugin's name: the namespace of everything it defines
     plugin_root: Path | None = None
@@ -106,7 +106,7 @@ def _handler(
                 error_code="not_user_invocable",
             )
         here = variables._replace(session_id=ctx.session_id, project_dir=ctx.root)
-        expanded = expand_arguments(body, args.strip(), here)
+        expanded = expand_arguments(body, args.strip(), here, meta.arguments)
         folders = [p for p in (variables.skill_dir, variables.plugin_root) if p is not None]
         if names := references(body):  # the body's own @path references, attached
             attached = attach(names, ctx.root, folders)
@@ -123,6 +123,7 @@ def _handler(
             confirm_commands=str(confirm) if confirm is not None else None,
             hooks=meta.hooks if confirm is None else {},  # a workspace file's hooks wait for /trust
             hooks_source=str(variables.skill_dir or name),
+            effort=meta.effort or None,
         )
         return CommandOutcome(actions=[action])
 
@@ -306,7 +307,7 @@ def load_commands(
                     argument_hint=meta.argument_hint,
                     handler=_handler(name, meta, body, variables, grants, confirm=None if as_user else path),
                     kind="agent" if meta.context == "fork" else "prompt",
-                    source="skill" if d.skill else d.source,
+                    source=d.source if d.source in ("managed", "bundled") else "skill" if d.skill else d.source,
                     path=path,
                     meta=meta,
                     body=body,

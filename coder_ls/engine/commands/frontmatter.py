@@ -50,6 +50,13 @@ class CommandMeta(msgspec.Struct, frozen=True):
     permission_mode: str = ""  # an agent's `permissionMode` (never widens: see agentdefs.py)
     color: str = ""  # an agent's `color` (no display here: noted once)
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)  # while the skill or agent runs
+    # the command model (contract section 18)
+    arguments: tuple[str, ...] = ()  # named arguments: `$file`, `$focus`
+    effort: str = ""  # low | medium | high | max: this command's turn
+    paths: tuple[str, ...] = ()  # globs: a conditional skill, offered once a matching file is touched
+    progress_message: str = ""  # the work-done progress title while it runs
+    hidden: bool = False  # runnable, but not in /help or the catalog
+    sensitive: bool = False  # its arguments are secret: *** in all the session keeps or shows
 
 
 _TEXT_KEYS = {
@@ -60,8 +67,17 @@ _TEXT_KEYS = {
     "model": "model",
     "context": "context",
     "agent": "agent",
+    "effort": "effort",
+    "progress-message": "progress_message",
 }
-_BOOL_KEYS = {"disable-model-invocation": "disable_model_invocation", "user-invocable": "user_invocable"}
+_BOOL_KEYS = {
+    "disable-model-invocation": "disable_model_invocation",
+    "user-invocable": "user_invocable",
+    "hidden": "hidden",
+    "sensitive": "sensitive",
+}
+EFFORTS = ("low", "medium", "high", "max")
+_ARG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def split(text: str) -> tuple[str | None, str]:
@@ -138,6 +154,27 @@ def split_tools(value: str) -> tuple[str, ...]:
     if word.strip():
         out.append(word.strip())
     return tuple(out)
+
+
+def _words(key: str, value: Any) -> tuple[str, ...]:
+    """A list of names or globs, or one string of them (comma or space separated)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(w for w in re.split(r"[,\s]+", value) if w)
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        return tuple(w.strip() for w in value if w.strip())
+    raise FrontMatterError(f"'{key}' must be a list of text or one string, not {type(value).__name__}")
+
+
+def _arguments(value: Any) -> tuple[str, ...]:
+    names = _words("arguments", value)
+    for name in names:
+        if not _ARG_NAME.match(name) or name == "ARGUMENTS":
+            raise FrontMatterError(f"'arguments': {name!r} is not a name for $name (letters, digits, _)")
+    if len(set(names)) != len(names):
+        raise FrontMatterError("'arguments' names one argument twice")
+    return names
 
 
 @functools.cache
@@ -264,10 +301,16 @@ def parse_lenient(text: str) -> tuple[CommandMeta, str, list[str]]:
                 values["tools"] = _tools(value)
             elif k in _EXTRA_KEYS:
                 values[_EXTRA_KEYS[k]] = _extra(k, value)
+            elif k == "arguments":
+                values["arguments"] = _arguments(value)
+            elif k == "paths":
+                values["paths"] = _words(k, value)
         except FrontMatterError as exc:
             problems.append(f"{exc} (ignored)")
     if values.get("context") not in (None, "", "fork"):
         problems.append(f"'context' must be 'fork', not {values.pop('context')!r} (ignored)")
+    if values.get("effort") not in (None, "", *EFFORTS):
+        problems.append(f"'effort' must be one of {', '.join(EFFORTS)}, not {values.pop('effort')!r} (ignored)")
     return CommandMeta(**values), body, problems
 
 

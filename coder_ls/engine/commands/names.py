@@ -22,8 +22,14 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "mcp",
     "context",
     "cost",
-    "usage",
     "export",
     "rewind",
     "plugin",
+    "config",
+    "effort",
+    "status",
+    "skills",
 )
+
+# Other names of built-ins, in BUILTIN_NAMES order (`coder.<alias>` is an id too).
+BUILTIN_ALIASES: tuple[str, ...] = ("reset", "usage", "settings")

@@ -4,6 +4,7 @@ an agent turn. A command file of the same name replaces one (unlike the local co
 from __future__ import annotations
 
 from coder_ls.engine import gitops
+from coder_ls.engine.commands.availability import Need
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.registry import Command
 from coder_ls.protocol.actions import CommandOutcome, RunAgent, ToolGrant
@@ -118,6 +119,7 @@ def prompt_commands() -> list[Command]:
             "[what to focus on]",
             cmd_init,
             kind="prompt",
+            progress_message="Writing AGENTS.md",
         ),
         Command(
             "review",
@@ -125,6 +127,7 @@ def prompt_commands() -> list[Command]:
             "[target]",
             cmd_review,
             kind="prompt",
+            progress_message="Reviewing",
         ),
         Command(
             "commit",
@@ -132,5 +135,7 @@ def prompt_commands() -> list[Command]:
             "[what to say]",
             cmd_commit,
             kind="prompt",
+            progress_message="Committing",
+            needs=(Need("git"),),
         ),
     ]

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from coder_ls.engine.commands.availability import Need
 from coder_ls.engine.commands.frontmatter import CommandMeta
 from coder_ls.engine.trust import Origin
 from coder_ls.protocol.actions import CommandOutcome
-from coder_ls.protocol.results import CommandInfo
+from coder_ls.protocol.results import Activation, CommandInfo
 
 if TYPE_CHECKING:
     from coder_ls.engine.commands.context import CommandContext
@@ -57,6 +58,16 @@ class Command(msgspec.Struct, frozen=True):
     shadows: tuple[str, ...] = ()  # what this entry hides (set by the registry)
     plugin_root: Path | None = None  # a plugin command's plugin folder (${CLAUDE_PLUGIN_ROOT})
 
+    # The command model (contract section 18): data of the command, read by dispatch,
+    # the catalog, /help and completion (a file's front matter fills in its own).
+    aliases: tuple[str, ...] = ()  # other names it answers to (built-ins only)
+    hidden: bool = False  # runnable, left out of /help and the catalog
+    immediate: bool = False  # never waits behind a running submission (built-ins only)
+    sensitive: bool = False  # its arguments are secret: *** wherever the input is shown
+    progress_message: str = ""  # the work-done progress title while its turn runs
+    needs: tuple[Need, ...] = ()  # what it needs to run (`availability.py` checks it, every time)
+    any_origin: bool = False  # may run from a link, a code action or a client, not only typed
+
     @property
     def is_skill(self) -> bool:
         return self.skill_dir is not None
@@ -65,13 +76,33 @@ class Command(msgspec.Struct, frozen=True):
         """How a shadow names this entry: its file, or its layer."""
         return str(self.path) if self.path is not None else f"the {self.layer} /{self.name}"
 
-    def info(self) -> CommandInfo:
+    def is_hidden(self) -> bool:
+        return self.hidden or (self.meta is not None and self.meta.hidden)
+
+    def is_sensitive(self) -> bool:
+        return self.sensitive or (self.meta is not None and self.meta.sensitive)
+
+    def progress_title(self) -> str:
+        return self.progress_message or (self.meta.progress_message if self.meta is not None else "")
+
+    def hint(self) -> str:
+        """The argument hint, or one derived from the named arguments (`<file> <focus>`)."""
+        if self.argument_hint or self.meta is None or not self.meta.arguments:
+            return self.argument_hint
+        return " ".join(f"<{a}>" for a in self.meta.arguments)
+
+    def info(self, reason: str | None = None, active_by: str | None = None) -> CommandInfo:
+        """The catalog entry; `reason`: why it cannot run now (availability is the caller's,
+        computed at each listing); `active_by`: the file that activated a conditional skill."""
         meta = self.meta
         model_invocable = not meta.disable_model_invocation if meta is not None and self.is_skill else None
+        activation = None
+        if meta is not None and meta.paths:
+            activation = Activation(paths=list(meta.paths), active=active_by is not None, by=active_by)
         return CommandInfo(
             name=self.name,
             description=self.description,
-            argument_hint=self.argument_hint,
+            argument_hint=self.hint(),
             kind=self.kind,
             source=self.source,
             path=str(self.path) if self.path is not None else None,
@@ -79,6 +110,17 @@ class Command(msgspec.Struct, frozen=True):
             model_invocable=model_invocable,
             shadows=list(self.shadows) or None,
             namespace=self.namespace or None,
+            aliases=list(self.aliases),
+            hidden=self.is_hidden(),
+            available=reason is None,
+            reason=reason,
+            immediate=self.immediate,
+            sensitive=self.is_sensitive(),
+            progress_message=self.progress_title() or None,
+            when_to_use=(meta.when_to_use or None) if meta is not None else None,
+            arguments=list(meta.arguments) if meta is not None else [],
+            effort=(meta.effort or None) if meta is not None else None,
+            activation=activation,
         )
 
 
@@ -136,6 +178,8 @@ class Registry:
         shadows: list[Shadow] = []
         for _, c in ranked:
             builtin = self._builtin.get(c.name)
+            if builtin is None and (target := self.alias_target(c.name)) is not None:
+                builtin = msgspec.structs.replace(self._builtin[target], kind="local")  # an alias is never a file's
             winner = new.get(c.name) or (builtin if builtin is not None and self._beats(builtin, c) else None)
             if winner is not None:
                 shadows.append(Shadow(c.name, c, winner))
@@ -176,6 +220,30 @@ class Registry:
 
     def builtin_names(self) -> list[str]:
         return list(self._builtin)
+
+    # -- aliases (contract section 18): a built-in's other names --------------------------
+    def alias_target(self, name: str) -> str | None:
+        """The built-in that `name` is an alias of, or None."""
+        return next((c.name for c in self._builtin.values() if name in c.aliases), None)
+
+    def resolve(self, name: str) -> Command | None:
+        """The command `name` runs: by its name, else as a built-in's alias."""
+        found = self.get(name)
+        if found is None and (target := self.alias_target(name)) is not None:
+            found = self.get(target)
+        return found
+
+    def reserved_names(self) -> set[str]:
+        """What no file command can take: the built-in local commands and every alias."""
+        return self.local_names() | {a for c in self._builtin.values() for a in c.aliases}
+
+    def builtin_ids(self) -> list[str]:
+        """The names `coder.<name>` takes: the built-ins and their aliases."""
+        return [*self.builtin_names(), *(a for c in self._builtin.values() for a in c.aliases)]
+
+    def known_names(self) -> list[str]:
+        """Every name input may use: the commands and the aliases (typo suggestions too)."""
+        return [*self.names(), *(a for c in self._builtin.values() for a in c.aliases)]
 
     def catalog(self) -> list[CommandInfo]:
         """The entries (a fresh list; the entries themselves are shared until a change: a

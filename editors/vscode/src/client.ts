@@ -19,6 +19,7 @@ import type { Transport } from './controller';
 import { EVENT_METHOD } from './protocol';
 import { type RunHooks, withCancel } from './runProgress';
 import { coderConfig, serverConfig, serverLaunch } from './settings';
+import { markUntyped } from './origin';
 
 function isExecutable(path: string): boolean {
   try {
@@ -62,7 +63,10 @@ export function createClient(
     initializationOptions: { ...serverConfig(), capabilities: { askUser: true } },
     middleware: {
       executeCommand: async (command, args, next) => {
-        const run = async (): Promise<unknown> => (await next(command, args)) as unknown;
+        // VS Code runs these itself (code actions, the palette, `command:` URIs): what
+        // comes with arguments from elsewhere is not the user's typing (origin.ts).
+        const marked = markUntyped(command, args);
+        const run = async (): Promise<unknown> => (await next(command, marked)) as unknown;
         const result: unknown =
           hooks && LONG_COMMANDS.has(command) ? await withCancel('Coder', hooks, () => run()) : await run();
         onResult(result);

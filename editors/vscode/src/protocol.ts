@@ -12,9 +12,15 @@ export interface CommandInfo {
   description: string;
   argumentHint: string;
   kind: 'local' | 'prompt' | 'agent';
-  source: 'builtin' | 'workspace' | 'user' | 'skill';
+  source: 'builtin' | 'workspace' | 'user' | 'skill' | 'bundled' | 'managed' | 'plugin' | 'mcp';
   /** false: a skill for the agent only (`/name` answers with an error) */
   userInvocable?: boolean;
+  /** The command model (contract section 18); absent = the default. */
+  aliases?: string[];
+  hidden?: boolean;
+  available?: boolean;
+  reason?: string;
+  immediate?: boolean;
 }
 
 export interface SessionInfo {

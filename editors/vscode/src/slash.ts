@@ -22,9 +22,11 @@ export function slashMatches(input: string, catalog: readonly CommandInfo[], lim
   for (const c of catalog) {
     const name = c.name.replace(/^\//, '');
     const lower = name.toLowerCase();
-    if (seen.has(lower) || c.userInvocable === false) continue;
-    if (lower.startsWith(query)) prefix.push(c);
-    else if (query && lower.includes(query)) inner.push(c);
+    if (seen.has(lower) || c.userInvocable === false || c.hidden) continue;
+    // a built-in's aliases (`/settings` for `/config`) find it too
+    const names = [lower, ...(c.aliases ?? []).map((a) => a.toLowerCase())];
+    if (names.some((n) => n.startsWith(query))) prefix.push(c);
+    else if (query && names.some((n) => n.includes(query))) inner.push(c);
     else continue;
     seen.add(lower);
   }

@@ -686,7 +686,10 @@ function M.report(res)
 end
 
 --- What a user types: `/cmd args`, `!shell` or a prompt.
---- opts: { session_id?, context? = {uri, range?}, bufnr? }
+--- opts: { session_id?, context? = {uri, range?}, bufnr?, origin? }
+--- `origin` (contract section 18): leave it out for what the user typed; another plugin or
+--- automation calling this passes 'client', a link it rendered 'link' (the server then
+--- refuses shell lines, /trust, /permissions and file commands).
 function M.input(text, opts, on_done)
   if type(opts) == 'function' then
     opts, on_done = nil, opts
@@ -698,6 +701,9 @@ function M.input(text, opts, on_done)
   end
   if opts.context then
     args.context = opts.context
+  end
+  if opts.origin then
+    args.origin = opts.origin
   end
   M.execute('coder.input', args, on_done, opts)
 end
@@ -711,6 +717,9 @@ function M.shell(command, opts, on_done)
   local args = { command = command }
   if opts.session_id then
     args.sessionId = opts.session_id
+  end
+  if opts.origin then
+    args.origin = opts.origin
   end
   M.execute('coder.shell', args, on_done, opts)
 end
@@ -728,6 +737,9 @@ function M.slash(name, args, opts, on_done)
   end
   if opts.session_id then
     a.sessionId = opts.session_id
+  end
+  if opts.origin then
+    a.origin = opts.origin
   end
   M.execute('coder.' .. name, a, on_done, opts)
 end

@@ -43,3 +43,11 @@ test('a skill for the agent only (userInvocable: false) is not offered', () => {
   const shown: CommandInfo = { ...cmd('deploy'), kind: 'prompt', source: 'skill', userInvocable: true };
   assert.deepEqual(slashMatches('/dep', [...catalog, hidden, shown]).map((m) => m.command.name), ['deploy']);
 });
+
+test('an alias finds its command; hidden entries are never offered', () => {
+  const config: CommandInfo = { ...cmd('config'), aliases: ['settings'] };
+  const secret: CommandInfo = { ...cmd('secret'), hidden: true };
+  const matches = slashMatches('/sett', [config, secret, cmd('sessions')]);
+  assert.deepEqual(matches.map((m) => m.insertText), ['/config ']);
+  assert.deepEqual(slashMatches('/sec', [config, secret]), []);
+});
