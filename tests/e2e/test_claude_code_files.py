@@ -59,20 +59,22 @@ async def test_front_matter_that_is_not_yaml_loads_what_it_can(tmp_path):
         assert len(shown) == 1 and "plan.md" in shown[0] and "YAML" in shown[0] and "skipped" not in shown[0]
 
 
-async def test_a_skill_beats_a_command_and_the_users_beat_the_workspaces(tmp_path):
-    """Claude Code: a skill takes precedence over a command file of the same name, and a
-    personal skill over a project one. Every clash is listed on the winner and warned once."""
+async def test_a_skill_beats_a_command_and_a_trusted_workspace_beats_the_user(tmp_path):
+    """Claude Code: a skill takes precedence over a command file of the same name. The
+    contract (section 18) puts a workspace the user trusted above the user's own files
+    (Claude Code puts personal first; an untrusted clone never wins here: see
+    tests/security/test_untrusted_commands.py). Every clash is listed and warned once."""
     root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
     scripted(root)
     home, env = home_env(tmp_path)
     cmd = write(root / ".claude/commands/deploy.md", "the command file")
     write(root / ".claude/skills/deploy/SKILL.md", "---\ndescription: Deploy skill\n---\nTHE SKILL")
     ws_fmt = write(root / ".claude/skills/fmt/SKILL.md", "---\ndescription: workspace fmt\n---\nWS")
-    write(home / ".claude/skills/fmt/SKILL.md", "---\ndescription: my fmt\n---\nMINE")
+    mine = write(home / ".claude/skills/fmt/SKILL.md", "---\ndescription: my fmt\n---\nMINE")
     async with lsp_session(root, env=env) as s:
         c = await catalog(s)
         assert c["deploy"]["source"] == "skill" and c["deploy"]["shadows"] == [str(cmd)]
-        assert c["fmt"]["description"] == "my fmt" and c["fmt"]["shadows"] == [str(ws_fmt)]
+        assert c["fmt"]["description"] == "workspace fmt" and c["fmt"]["shadows"] == [str(mine)]
         await s.execute("coder.input", {"text": "/deploy"})
         assert s.events_of("userMessage")[-1]["text"] == "THE SKILL"
         await s.wait_for(lambda: len(warnings(s)) >= 2)
@@ -80,7 +82,7 @@ async def test_a_skill_beats_a_command_and_the_users_beat_the_workspaces(tmp_pat
         shown = warnings(s)
         assert len(shown) == 2, shown
         assert any(str(cmd) in w and "skill" in w for w in shown)
-        assert any(str(ws_fmt) in w and "your own" in w for w in shown)
+        assert any(str(mine) in w and str(ws_fmt) in w and "takes precedence" in w for w in shown)
 
 
 async def test_expansion_leaves_what_is_not_a_placeholder_alone(tmp_path):

@@ -17,11 +17,12 @@ async def _run(ctx, args) -> CommandOutcome:  # pragma: no cover - never called
     return CommandOutcome()
 
 
-def cmd(name: str, layer: str, *, skill: bool = False, kind: str = "prompt") -> Command:
+def cmd(name: str, layer: str, *, skill: bool = False, kind: str = "prompt", trusted: bool = False) -> Command:
     return Command(
         name, f"{layer} {name}", "", _run, kind=kind, source="skill" if skill else "user",
         path=Path(f"/{layer}/{name}{'/SKILL.md' if skill else '.md'}"), layer=layer,  # type: ignore[arg-type]
         skill_dir=Path(f"/{layer}/{name}") if skill else None,
+        untrusted=layer == "workspace" and not trusted,
     )  # fmt: skip
 
 
@@ -50,14 +51,31 @@ def test_one_order_whatever_order_the_sources_come_in():
         assert r.get("deploy").layer == "user"  # type: ignore[union-attr]
         assert r.get("fmt").is_skill  # type: ignore[union-attr]  # a skill beats a command of its layer
         assert r.get("help").layer == "builtin" and r.get("review").layer == "builtin"  # type: ignore[union-attr]
-        assert r.get("demo:hello").layer == "plugin"  # type: ignore[union-attr]
+        assert r.get("demo:hello").layer == "workspace"  # type: ignore[union-attr]  # above plugins (section 18)
         catalog = {c.name: c for c in r.catalog()}
-        assert catalog["deploy"].shadows == ["/plugin/deploy.md", "/workspace/deploy/SKILL.md"]
+        assert catalog["deploy"].shadows == ["/workspace/deploy/SKILL.md", "/plugin/deploy.md"]
         assert catalog["help"].shadows == ["/user/help/SKILL.md"]
         assert len(r.shadowed) == 6
     r.set_extra([cmd("review", "user")])  # the user's own may replace a built-in prompt command
     assert r.get("review").layer == "user"  # type: ignore[union-attr]
     assert r.catalog()[1].shadows == ["the built-in /review"]
+
+
+def test_the_contracts_order_trust_decides_workspace_against_user():
+    """Section 18: managed > built-in local > workspace > user > plugin > bundled > MCP,
+    the workspace above the user only once trusted (a clone never hides the user's own)."""
+    r = registry()
+    r.set_extra([cmd("deploy", "user"), cmd("deploy", "workspace", trusted=True)])
+    assert r.get("deploy").layer == "workspace"  # type: ignore[union-attr]
+    r.set_extra([cmd("deploy", "workspace", trusted=False), cmd("deploy", "user")])
+    assert r.get("deploy").layer == "user"  # type: ignore[union-attr]
+    r.set_extra([cmd("verify", "bundled", skill=True), cmd("verify", "user", skill=True)])
+    assert r.get("verify").layer == "user"  # type: ignore[union-attr]  # a user's own beats what we ship
+    r.set_extra([cmd("verify", "bundled", skill=True), cmd("verify", "plugin", skill=True)])
+    assert r.get("verify").layer == "plugin"  # type: ignore[union-attr]
+    r.set_extra([cmd("help", "managed"), cmd("help", "user"), cmd("review", "workspace", trusted=True)])
+    assert r.get("help").layer == "managed"  # type: ignore[union-attr]  # the administrator's, first of all
+    assert r.get("review").layer == "builtin"  # type: ignore[union-attr]  # a workspace never replaces a built-in
 
 
 def test_allowed_tools_spellings():

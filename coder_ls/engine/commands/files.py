@@ -316,6 +316,7 @@ def load_commands(
                     layer=layer,
                     namespace=namespace,
                     plugin_root=d.plugin_root,
+                    untrusted=not as_user,
                 )
             )
     cache.keep_only(seen)

@@ -2,14 +2,17 @@
 
 Commands return a CommandOutcome and never touch the session; the executor carries out
 the actions they return. Every source of commands hands its candidates here, and the
-registry alone decides which one a name means (`LAYERS`, highest first):
+registry alone decides which one a name means (`LAYERS`, highest first; the contract's
+section 18):
 
-    builtin > bundled > managed > user > plugin > workspace > mcp
+    managed > built-in > workspace (trusted) > user > workspace (not trusted) > plugin > bundled > mcp
 
-Within a layer a skill beats a command file of the same name (Claude Code's documented
-rule), then the first found wins (`.coder/` before `.claude/`). The user's own layer
-may replace a built-in *prompt* command (`/review`, `/init`, `/commit`), never a local
-one; nothing else replaces a built-in. Plugin and MCP commands are namespaced
+A workspace's files rank above the user's only once the user ran `/trust` there: before
+that, a cloned repository's `/deploy` never hides the user's own (security.md). Within a
+layer a skill beats a command file of the same name (Claude Code's documented rule), then
+the first found wins (`.coder/` before `.claude/`). The managed layer (an administrator's)
+may replace any built-in; the user's own layer a built-in *prompt* command (`/review`,
+`/init`, `/commit`), never a local one; nothing else replaces a built-in. Plugin and MCP commands are namespaced
 (`/plugin:name`), so they rarely clash. Every candidate that loses is a `Shadow`: its
 winner's catalog entry lists it (`shadows`), and the caller warns once per shadowing.
 """
@@ -35,8 +38,9 @@ Handler = Callable[["CommandContext", str], Awaitable[CommandOutcome]]
 Kind = Literal["local", "prompt", "agent"]
 Source = Literal["builtin", "workspace", "user", "skill", "plugin", "bundled", "managed", "mcp"]
 Layer = Literal["builtin", "bundled", "managed", "user", "plugin", "workspace", "mcp"]
-LAYERS: tuple[Layer, ...] = ("builtin", "bundled", "managed", "user", "plugin", "workspace", "mcp")
-_RANK = {layer: n for n, layer in enumerate(LAYERS)}
+LAYERS: tuple[Layer, ...] = ("managed", "builtin", "workspace", "user", "plugin", "bundled", "mcp")
+_RANK = {layer: 2 * n for n, layer in enumerate(LAYERS)}
+_UNTRUSTED_WORKSPACE = _RANK["user"] + 1  # below the user's own, above plugins
 # The layers that may replace a built-in prompt command: the user's own choices.
 _REPLACES_BUILTIN_PROMPTS = frozenset({"managed", "user"})
 
@@ -57,6 +61,7 @@ class Command(msgspec.Struct, frozen=True):
     namespace: str = ""  # the sub-folder (`dev` of `/dev:review`) or the plugin's name
     shadows: tuple[str, ...] = ()  # what this entry hides (set by the registry)
     plugin_root: Path | None = None  # a plugin command's plugin folder (${CLAUDE_PLUGIN_ROOT})
+    untrusted: bool = False  # a workspace file read before /trust (it ranks below the user's)
 
     # The command model (contract section 18): data of the command, read by dispatch,
     # the catalog, /help and completion (a file's front matter fills in its own).
@@ -145,7 +150,8 @@ class Shadow(msgspec.Struct, frozen=True):
 
 
 def _key(c: Command) -> tuple[int, int]:
-    return (_RANK[c.layer], 0 if c.is_skill else 1)
+    rank = _UNTRUSTED_WORKSPACE if c.layer == "workspace" and c.untrusted else _RANK[c.layer]
+    return (rank, 0 if c.is_skill else 1)
 
 
 class Registry:
@@ -166,6 +172,8 @@ class Registry:
         return {n for n, c in self._builtin.items() if c.kind == "local"}
 
     def _beats(self, builtin: Command, other: Command) -> bool:
+        if other.layer == "managed":  # the administrator's layer comes first (contract section 18)
+            return False
         return builtin.kind == "local" or other.layer not in _REPLACES_BUILTIN_PROMPTS
 
     def set_extra(self, commands: list[Command]) -> bool:
