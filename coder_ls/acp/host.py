@@ -46,9 +46,11 @@ def option_kind(choice: str, last: bool) -> PermissionOptionKind:
     return "allow_always" if choice in ALWAYS else "allow_once"
 
 
-def permission_options(choices: list[str]) -> list[PermissionOption]:
+def permission_options(choices: list[str], refusable: bool = True) -> list[PermissionOption]:
+    """The choices as options; a question that is no permission (`ask_user`'s, whose last
+    choice is "Other…") has no refusal among them: every option is `allow_once`."""
     return [
-        PermissionOption(option_id=f"{i}", name=c, kind=option_kind(c, i == len(choices) - 1))
+        PermissionOption(option_id=f"{i}", name=c, kind=option_kind(c, refusable and i == len(choices) - 1))
         for i, c in enumerate(choices)
     ]
 
@@ -160,7 +162,9 @@ class AcpHost:
     async def ask(self, kind: MessageKind, message: str, choices: list[str]) -> str | None:
         """`session/request_permission` about the tool call the engine announced just before
         (approvals emit `approvalRequested` and ask in the same step), else a call of its own.
-        `cancelled` is not a refusal: it is the user cancelling the turn, which is interrupted."""
+        `cancelled` is not a refusal: it is the user cancelling the turn, which is interrupted.
+        An approval, or a warning's confirmation, has its refusal as last choice; an `info`
+        question of its own (the `ask_user` tool's, one question at a time) has none."""
         acp_id = self._acp_session()
         if acp_id is None or not choices:
             return None
@@ -176,12 +180,13 @@ class AcpHost:
                 tool_call_id=f"ask-{uuid.uuid4().hex[:12]}", title=message.splitlines()[0], kind="other"
             )
         call.content = [helpers.tool_content(helpers.text_block(message))]
+        options = permission_options(choices, refusable=pending is not None or kind != "info")
         await self.flush()
         try:
             # Shielded: a question given up on (timeout, interrupt) leaves the request pending,
             # so a late answer is taken quietly instead of hitting a cancelled future.
             response = await asyncio.shield(
-                self.conn.request_permission(session_id=acp_id, tool_call=call, options=permission_options(choices))
+                self.conn.request_permission(session_id=acp_id, tool_call=call, options=options)
             )
         except asyncio.CancelledError:
             raise
