@@ -27,6 +27,7 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -73,8 +74,6 @@ class CoderAcpAgent:
         self.caps = ClientCaps()
         self.engines: dict[Path, Engine] = {}
         self.engine_by_session: dict[str, Engine] = {}
-        # The client's MCP servers per session, kept for the MCP client (coder_ls/mcp) to connect.
-        self.mcp_servers: dict[str, list[Any]] = {}
         self.running: dict[str, set[str]] = {}  # ACP session -> its submissions in flight
         self.config_messages: dict[Path, str] = {}  # a folder's configuration problem, not yet said
         self._warmups: list[asyncio.Task[None]] = []
@@ -95,7 +94,9 @@ class CoderAcpAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),  # stdio is every agent's
             ),
             auth_methods=[
                 EnvVarAuthMethod(
@@ -172,10 +173,10 @@ class CoderAcpAgent:
         self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
         engine = self._engine(cwd)
+        _connect(engine, mcp_servers)
         session = engine.sessions.new()
         self.routes.add(session.id, session.id, engine.root)
         self.engine_by_session[session.id] = engine
-        self.mcp_servers[session.id] = list(mcp_servers or [])
         self._after_answer(session.id, engine)
         return NewSessionResponse(session_id=session.id, modes=self._modes(engine))
 
@@ -189,9 +190,9 @@ class CoderAcpAgent:
             session = engine.sessions.get(session_id)
         except UnknownSession as exc:
             raise invalid(str(exc)) from None
+        _connect(engine, mcp_servers)
         self.routes.add(session_id, session.id, engine.root)
         self.engine_by_session[session_id] = engine
-        self.mcp_servers[session_id] = list(mcp_servers or [])
         assert self.host is not None
         for update in history_updates(list(session.transcript)):
             self.host.send(session_id, update)
@@ -276,6 +277,19 @@ class CoderAcpAgent:
         for engine in self.engines.values():
             with contextlib.suppress(Exception):
                 await engine.shutdown()
+
+
+def _connect(engine: Engine, servers: Any) -> None:
+    """The client's `mcpServers` to the folder's MCP client (started with the first prompt, like
+    the user's own servers); a bad one refuses the request and nothing is added."""
+    from coder_ls.acp.mcp import BadServers, client_servers
+
+    try:
+        configs = client_servers(servers)
+    except BadServers as exc:
+        raise invalid(str(exc)) from None
+    if configs and (problems := engine.mcp.add_client_servers(configs)):
+        raise invalid("; ".join(problems))
 
 
 def _text(text: str) -> Any:

@@ -21,10 +21,12 @@ from pathlib import Path
 from coder_ls.engine.environ import child_env
 from coder_ls.mcp.config import MCP_FILE, NAME, McpServerSpec, parse_servers, plugin_servers, workspace_servers
 from coder_ls.mcp.connection import McpConnection, PromptInfo, ResourceInfo, ToolInfo, start_timeout
-from coder_ls.protocol.config import Config
+from coder_ls.protocol.config import Config, McpServerConfig
 from coder_ls.protocol.results import McpServerInfo
 
 log = logging.getLogger(__name__)
+
+CLIENT_SOURCE = "the ACP client (session/new)"
 
 
 class McpHub:
@@ -43,6 +45,7 @@ class McpHub:
         self._trusted = trusted
         self._on_change = on_change  # a server's state, tools or prompts changed
         self._plugins: list[tuple[Path, bool]] = []
+        self._client: dict[str, McpServerConfig] = {}  # the ACP client's servers (the user's own)
         self.connections: dict[str, McpConnection] = {}
         self.problems: list[str] = []
         self._noticed = False
@@ -68,6 +71,19 @@ class McpHub:
         if self._started:
             self.sync()
 
+    def add_client_servers(self, servers: dict[str, McpServerConfig]) -> list[str]:
+        """The servers an ACP client (the user's editor) lists in `session/new`: the user's own,
+        like their `mcpServers` setting, so they start without `/trust`. One bad server adds none
+        and its problems are returned (the client is told); a name given again is replaced."""
+        problems: list[str] = []
+        parse_servers(servers, "user", self._expand_env(), CLIENT_SOURCE, problems)
+        if problems:
+            return problems
+        self._client.update(servers)
+        if self._started:
+            self.sync()
+        return []
+
     def _expand_env(self) -> dict[str, str]:
         """What `${VAR}` reads and what a server inherits: the scrubbed environment (no API key
         reaches a server, or a URL, through `${ANTHROPIC_API_KEY}`)."""
@@ -77,6 +93,7 @@ class McpHub:
         problems: list[str] = []
         env = self._expand_env()
         found = parse_servers(self._config().mcp_servers, "user", env, "mcpServers", problems)
+        found += parse_servers(self._client, "user", env, CLIENT_SOURCE, problems)
         trusted = self._trusted()
         if trusted and self._file_trusted():
             found += workspace_servers(self.root, env, problems)
