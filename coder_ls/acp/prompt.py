@@ -1,16 +1,18 @@
-"""An ACP prompt (content blocks) as the engine's input text.
+"""An ACP prompt (content blocks) as the engine's input: its text and its images.
 
 Text blocks are the input as typed: `/command args` and `!cmd` work as over LSP. A resource
 link names a file the model may read; an embedded text resource carries its text (an
 editor's selection or an unsaved buffer): both follow the text, each in a fenced block
 saying where it comes from. A shell command takes no attachment (bash would receive them
-as text): that, images and audio (not offered in `promptCapabilities`), and a binary
-resource are refused with a clear message, never dropped in silence.
+as text): that, audio (not offered in `promptCapabilities`), and a binary resource are
+refused with a clear message, never dropped in silence. An image block (base64 `data`,
+`mimeType`) is an image of `coder.input` (`ImageArg`): the engine checks it by its bytes
+(`engine/images.py`) and refuses a bad one before anything is kept or sent.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from acp.schema import (
     AudioContentBlock,
@@ -22,6 +24,8 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from coder_ls.protocol.args import ImageArg
+
 
 class BadPrompt(Exception):
     """The prompt cannot become input; the message says why and what to do."""
@@ -31,9 +35,15 @@ def _path(uri: str) -> str:
     return uri.removeprefix("file://")
 
 
-def prompt_text(blocks: list[Any]) -> str:
+class PromptInput(NamedTuple):
+    text: str
+    images: tuple[ImageArg, ...] = ()
+
+
+def prompt_input(blocks: list[Any]) -> PromptInput:
     text_parts: list[str] = []
     attached: list[str] = []
+    images: list[ImageArg] = []
     for block in blocks:
         match block:
             case TextContentBlock(text=text):
@@ -45,13 +55,17 @@ def prompt_text(blocks: list[Any]) -> str:
                 attached.append(f"Attached {_path(uri)}:\n{fence}\n{text}\n{fence}")
             case EmbeddedResourceContentBlock(resource=BlobResourceContents(uri=uri)):
                 raise BadPrompt(f"{uri}: a binary resource cannot be attached; attach text files only")
-            case ImageContentBlock() | AudioContentBlock():
-                raise BadPrompt(f"{block.type} content is not supported yet (see promptCapabilities); send text")
+            case ImageContentBlock(data=data, mime_type=mime) if data:
+                images.append(ImageArg(data=data, media_type=mime))
+            case ImageContentBlock():
+                raise BadPrompt("an image block needs its base64 `data`")
+            case AudioContentBlock():
+                raise BadPrompt("audio content is not supported (see promptCapabilities); send text")
             case _:
                 raise BadPrompt(f"unknown content block {getattr(block, 'type', type(block).__name__)!r}")
     text = "".join(text_parts)
-    if not attached:
-        return text
-    if text.lstrip().startswith("!"):
-        raise BadPrompt("a shell command (`!cmd`) takes no attached files or resources: send the command alone")
-    return (text.rstrip() + "\n\n" if text.strip() else "") + "\n\n".join(attached)
+    if (attached or images) and text.lstrip().startswith("!"):
+        raise BadPrompt("a shell command (`!cmd`) takes no attached files, resources or images: send the command alone")
+    if attached:
+        text = (text.rstrip() + "\n\n" if text.strip() else "") + "\n\n".join(attached)
+    return PromptInput(text, tuple(images))

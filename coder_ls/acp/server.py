@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import msgspec
 from acp import PROTOCOL_VERSION, RequestError, run_agent
 from acp.interfaces import Agent, Client
 from acp.schema import (
@@ -38,9 +39,10 @@ from acp.schema import (
 
 from coder_ls import __version__
 from coder_ls.acp.host import PROMPT_SESSION, AcpHost, Routes, caps_from
-from coder_ls.acp.prompt import BadPrompt, prompt_text
+from coder_ls.acp.prompt import BadPrompt, PromptInput, prompt_input
 from coder_ls.acp.updates import commands_update, history_updates
 from coder_ls.engine.host import ClientCaps
+from coder_ls.protocol.args import ImageArg
 from coder_ls.protocol.config import PRESETS
 from coder_ls.protocol.ops import Submission, UserInput
 from coder_ls.protocol.results import CommandInfo, CommandResult
@@ -95,7 +97,7 @@ class CoderAcpAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),  # stdio is every agent's
             ),
             auth_methods=[
@@ -207,12 +209,13 @@ class CoderAcpAgent:
             raise invalid(f"unknown session {acp_id!r}: create it with session/new or session/load")
         return engine, self.routes.engine_of[acp_id]
 
-    async def _submit(self, acp_id: str, text: str) -> CommandResult:
+    async def _submit(self, acp_id: str, text: str, images: tuple[ImageArg, ...] = ()) -> CommandResult:
         from coder_ls.lsp.commands import BadArguments, BadInput, decode  # the one check of typed input
 
         engine, engine_sid = self._session(acp_id)
         try:
-            op, _ = decode("coder.input", [{"text": text}], [])
+            arg = {"text": text, "images": msgspec.to_builtins(images)} if images else {"text": text}
+            op, _ = decode("coder.input", [arg], [])
         except (BadInput, BadArguments) as exc:
             raise invalid(str(exc)) from None
         assert isinstance(op, UserInput)
@@ -227,14 +230,18 @@ class CoderAcpAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         try:
-            text = prompt_text(prompt)
+            given: PromptInput = prompt_input(prompt)
         except BadPrompt as exc:
             raise invalid(str(exc)) from None
-        if not text.strip():
+        if not given.text.strip() and not given.images:
             raise invalid("the prompt is empty: send some text")
-        result = await self._submit(session_id, text)
+        result = await self._submit(session_id, given.text, given.images)
         host = self.host
         assert host is not None
+        if result.error is not None and result.error.code == "bad_image":  # nothing was kept or sent
+            await host.flush()
+            message = result.error.message
+            raise RequestError(-32602, message, {"message": message, "code": "bad_image"})
         if result.mode == "command" and result.reply:
             host.send(session_id, _text(result.reply))
         elif result.error is not None:

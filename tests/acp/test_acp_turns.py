@@ -23,7 +23,7 @@ async def test_initialize_offers_the_api_key_from_the_environment_and_sessions(w
         assert method.id == "anthropic-api-key" and [v.name for v in method.vars] == ["ANTHROPIC_API_KEY"]
         caps = init.agent_capabilities
         assert caps.load_session and caps.prompt_capabilities.embedded_context
-        assert not caps.prompt_capabilities.image  # not offered: refused with a clear error below
+        assert caps.prompt_capabilities.image and not caps.prompt_capabilities.audio  # audio: refused below
         await a.conn.authenticate(method_id="anthropic-api-key")
         new = await a.conn.new_session(cwd=str(ws), mcp_servers=[])
         assert new.modes.current_mode_id == "balanced"
@@ -42,8 +42,8 @@ async def test_initialize_offers_the_api_key_from_the_environment_and_sessions(w
             await a.conn.prompt(session_id="nope", prompt=[helpers.text_block("hi")])
         assert err.value.code == -32602 and "unknown session" in str(err.value)
         with pytest.raises(RequestError) as err:
-            await a.conn.prompt(session_id=new.session_id, prompt=[helpers.image_block("aGk=", "image/png")])
-        assert err.value.code == -32602 and "image" in str(err.value)
+            await a.conn.prompt(session_id=new.session_id, prompt=[helpers.audio_block("aGk=", "audio/wav")])
+        assert err.value.code == -32602 and "audio" in str(err.value)
         assert fake.message_requests == []
 
 
