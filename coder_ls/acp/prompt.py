@@ -38,9 +38,22 @@ def _path(uri: str) -> str:
 class PromptInput(NamedTuple):
     text: str
     images: tuple[ImageArg, ...] = ()
+    origin: Any = None  # `_meta.coder.origin` as sent (checked with the input); None: `typed`
 
 
-def prompt_input(blocks: list[Any]) -> PromptInput:
+def meta_origin(meta: dict[str, Any]) -> Any:
+    """A prompt is what the user typed in their editor (`typed`, contract section 18), unless
+    the client says otherwise in `_meta.coder.origin` (`client`, `link`, ...): a client that
+    knows the text came from elsewhere (automation, a link) can only narrow what it may run."""
+    coder = meta.get("coder")
+    if coder is None:
+        return None
+    if not isinstance(coder, dict):
+        raise BadPrompt('_meta.coder must be an object, e.g. {"origin": "client"}')
+    return coder.get("origin")
+
+
+def prompt_input(blocks: list[Any], meta: dict[str, Any] | None = None) -> PromptInput:
     text_parts: list[str] = []
     attached: list[str] = []
     images: list[ImageArg] = []
@@ -68,4 +81,4 @@ def prompt_input(blocks: list[Any]) -> PromptInput:
         raise BadPrompt("a shell command (`!cmd`) takes no attached files, resources or images: send the command alone")
     if attached:
         text = (text.rstrip() + "\n\n" if text.strip() else "") + "\n\n".join(attached)
-    return PromptInput(text, tuple(images))
+    return PromptInput(text, tuple(images), meta_origin(meta or {}))

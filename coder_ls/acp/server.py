@@ -42,7 +42,6 @@ from coder_ls.acp.host import PROMPT_SESSION, AcpHost, Routes, caps_from
 from coder_ls.acp.prompt import BadPrompt, PromptInput, prompt_input
 from coder_ls.acp.updates import commands_update, history_updates
 from coder_ls.engine.host import ClientCaps
-from coder_ls.protocol.args import ImageArg
 from coder_ls.protocol.config import PRESETS
 from coder_ls.protocol.ops import Submission, UserInput
 from coder_ls.protocol.results import CommandInfo, CommandResult
@@ -209,12 +208,16 @@ class CoderAcpAgent:
             raise invalid(f"unknown session {acp_id!r}: create it with session/new or session/load")
         return engine, self.routes.engine_of[acp_id]
 
-    async def _submit(self, acp_id: str, text: str, images: tuple[ImageArg, ...] = ()) -> CommandResult:
+    async def _submit(self, acp_id: str, given: PromptInput) -> CommandResult:
         from coder_ls.lsp.commands import BadArguments, BadInput, decode  # the one check of typed input
 
         engine, engine_sid = self._session(acp_id)
         try:
-            arg = {"text": text, "images": msgspec.to_builtins(images)} if images else {"text": text}
+            arg: dict[str, Any] = {"text": given.text}
+            if given.images:
+                arg["images"] = msgspec.to_builtins(given.images)
+            if given.origin is not None:
+                arg["origin"] = given.origin
             op, _ = decode("coder.input", [arg], [])
         except (BadInput, BadArguments) as exc:
             raise invalid(str(exc)) from None
@@ -230,12 +233,12 @@ class CoderAcpAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         try:
-            given: PromptInput = prompt_input(prompt)
+            given = prompt_input(prompt, kwargs)  # the SDK hands `_meta`'s keys as keyword arguments
         except BadPrompt as exc:
             raise invalid(str(exc)) from None
         if not given.text.strip() and not given.images:
             raise invalid("the prompt is empty: send some text")
-        result = await self._submit(session_id, given.text, given.images)
+        result = await self._submit(session_id, given)
         host = self.host
         assert host is not None
         if result.error is not None and result.error.code == "bad_image":  # nothing was kept or sent
@@ -262,7 +265,7 @@ class CoderAcpAgent:
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
         if mode_id not in PRESETS:
             raise invalid(f"unknown mode {mode_id!r} (one of {', '.join(PRESETS)})")
-        result = await self._submit(session_id, f"/permissions {mode_id}")
+        result = await self._submit(session_id, PromptInput(f"/permissions {mode_id}"))
         if result.status != "completed" or result.error is not None:
             message = result.error.message if result.error else f"the mode was not changed ({result.status})"
             raise invalid(message)
