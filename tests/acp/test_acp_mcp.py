@@ -52,6 +52,9 @@ async def test_the_clients_mcp_servers_start_without_trust_and_reach_the_model(w
         result = tool_results(second)["t1"]
         assert "Europe/Paris" in result_text(result) and not result.get("is_error"), result
         assert "It is late." in a.client.text(sid)
+        with pytest.raises(RequestError) as err:  # session/load checks its servers the same way
+            await a.conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[time_server("no way")])
+        assert err.value.code == -32602 and "no way" in str(err.value)
         await a.conn.prompt(session_id=sid, prompt=[helpers.text_block("/mcp")])
         shown = a.client.text(sid)
         assert "time" in shown and "repo" in shown and "untrusted" in shown, shown
