@@ -21,12 +21,14 @@ def _scripted(root):
 
 async def test_workspace_and_user_commands_are_listed_and_run(tmp_path):
     """The user's own file may replace a built-in prompt command; a workspace's may not
-    (tests/security/test_untrusted_commands.py), even a trusted one."""
+    (tests/security/test_untrusted_commands.py), even a trusted one. Between the two, a
+    trusted workspace's file wins (the contract's section 18 order; an untrusted clone's
+    never hides the user's own)."""
     root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
     _scripted(root)
     (root / ".coder" / "commands").mkdir()
     (root / ".coder" / "commands" / "review.md").write_text("the workspace's review is ignored\n")
-    (root / ".coder" / "commands" / "standup.md").write_text("the workspace's standup loses to the user's\n")
+    (root / ".coder" / "commands" / "standup.md").write_text("the trusted workspace's standup\n")
     (root / ".coder" / "commands" / "triage.md").write_text("Triage the open issues.\n")
     user_dir = tmp_path / ".xdg-ws" / "coder" / "commands"  # the harness's XDG_CONFIG_HOME
     user_dir.mkdir(parents=True)
@@ -46,7 +48,9 @@ async def test_workspace_and_user_commands_are_listed_and_run(tmp_path):
             "userInvocable": True,
             "shadows": ["the built-in /review", str(root / ".coder/commands/review.md")],
         }
-        assert by_name["standup"]["source"] == "user"
+        assert by_name["standup"]["source"] == "workspace" and by_name["standup"]["shadows"] == [
+            str(user_dir / "standup.md")
+        ]
         assert by_name["triage"]["source"] == "workspace"
         assert by_name["help"]["source"] == "builtin"
 

@@ -16,7 +16,8 @@ pytestmark = [
 
 @pytest.mark.parametrize(("budget", "max_out"), [(1024, 8192), (100, 8192), (8192, 4096)])
 async def test_a_thinking_tool_loop_is_valid_for_the_api(agent, budget, max_out):
-    a = await agent(permissions="yolo", thinkingBudget=budget, maxOutputTokens=max_out)
+    # a model that thinks on a token budget (the 5 generation and the default alias think adaptively)
+    a = await agent(permissions="yolo", model="claude-haiku-4-5", thinkingBudget=budget, maxOutputTokens=max_out)
     a.fake.push(
         reply("", thinking="I should list the files.", signature="sig-1", toolCalls=[tool_call("ls", {}, "toolu_th1")]),
         reply("There are files.", thinking="Done.", signature="sig-2"),
