@@ -330,3 +330,11 @@ class ConfigStore:
 
         text = json.dumps(current, indent=2, ensure_ascii=False) + "\n"
         write_atomic(path, text.encode("utf-8"), root=self.root)
+
+
+def problems_of(key: str, value: Any, source: str) -> list[ConfigProblem]:
+    """What is wrong with setting dotted `key` to `value` (`/config`), in the messages a bad
+    file gets."""
+    problems: list[ConfigProblem] = []
+    sanitize(expand_dotted({key: value}), source, problems)
+    return problems

@@ -11,15 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from coder_ls.engine.config import ConfigProblem, describe, expand_dotted, read_json_file, sanitize, user_config_path
+from coder_ls.engine.config import ConfigProblem, describe, read_json_file, user_config_path
 from coder_ls.engine.frame import TaskContext
 from coder_ls.protocol.actions import WriteConfig
-
-
-def problems_of(key: str, value: Any, source: str) -> list[ConfigProblem]:
-    problems: list[ConfigProblem] = []
-    sanitize(expand_dotted({key: value}), source, problems)
-    return problems
 
 
 def _set(values: dict[str, Any], key: str, value: Any) -> None:

@@ -148,7 +148,7 @@ class Engine:
 
     def _mcp_changed(self) -> None:
         """A server's prompts may have changed: they are commands (`mcp__server__prompt`)."""
-        from coder_ls.mcp.prompts import prompt_commands
+        from coder_ls.engine.commands.mcp_prompts import prompt_commands
 
         if self._mcp is not None and self.registry.set_mcp(prompt_commands(self._mcp)):
             self.announce_commands_changed()

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
-from coder_ls.engine.environ import secret_names
 from coder_ls.engine.shell import PersistentShell, ShellResult
+from coder_ls.environ import secret_names
 
 MIN_SECRET_CHARS = 8
 

@@ -2,7 +2,7 @@
 
 The command runs as Claude Code runs it (`bash -c`, in the workspace root, with
 `CLAUDE_PROJECT_DIR` and, for a plugin's, `CLAUDE_PLUGIN_ROOT`), in its own process
-group, with the scrubbed environment (`engine/environ.py`: no API key, no listed secret).
+group, with the scrubbed environment (`coder_ls/environ.py`: no API key, no listed secret).
 Its stdin is a pipe holding the event's JSON and then closed (never the LSP stream). The
 loop never waits on it: asyncio's subprocess transport reads it. A timeout or a cancel
 kills the whole group (a hook's children too).
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from coder_ls.engine.environ import child_env
+from coder_ls.environ import child_env
 from coder_ls.hooks.settings import HookSpec
 
 MAX_OUTPUT = 64 * 1024  # bytes kept of each of stdout and stderr

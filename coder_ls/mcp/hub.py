@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from coder_ls.engine.environ import child_env
+from coder_ls.environ import child_env
 from coder_ls.mcp.config import MCP_FILE, NAME, McpServerSpec, parse_servers, plugin_servers, workspace_servers
 from coder_ls.mcp.connection import McpConnection, PromptInfo, ResourceInfo, ToolInfo, start_timeout
 from coder_ls.protocol.config import Config, McpServerConfig

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from coder_ls.engine.environ import child_env
+from coder_ls.environ import child_env
 from coder_ls.lsp.logs import REDACTED, add_secret_names, setup_logging
 
 KEY = "sk-ant-test-logs-0123456789SECRET"

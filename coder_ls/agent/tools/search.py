@@ -16,8 +16,8 @@ import msgspec
 
 from coder_ls.agent.paths import glob_match
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
-from coder_ls.engine.environ import child_env
 from coder_ls.engine.filelist import SKIP_DIRS, list_files
+from coder_ls.environ import child_env
 from coder_ls.saferead import UnreadableFile, read_regular_file
 
 MAX_LINE_CHARS = 300

@@ -12,14 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import msgspec
 
+from coder_ls.engine.commands.frontmatter import CommandMeta
 from coder_ls.protocol.config import Config
-
-if TYPE_CHECKING:
-    from coder_ls.engine.commands.registry import Command
 
 
 class Need(msgspec.Struct, frozen=True):
@@ -30,6 +28,22 @@ class Need(msgspec.Struct, frozen=True):
 
 
 _MODEL = (Need("model"),)
+
+
+class Command(Protocol):
+    """What availability reads of a command (`registry.Command` has it): named here so
+    that the registry, which holds `Need`s, is not imported back."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+    @property
+    def needs(self) -> tuple[Need, ...]: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def meta(self) -> CommandMeta | None: ...
 
 
 class Probe:

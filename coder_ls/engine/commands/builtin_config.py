@@ -128,7 +128,7 @@ async def cmd_config(ctx: CommandContext, args: str) -> CommandOutcome:
     except ValueError:
         value = raw  # plain text: a string
     scope: Literal["user", "workspace"] = "user" if scopes == ["--user"] else "workspace"
-    from coder_ls.engine.configwrite import problems_of
+    from coder_ls.engine.config import problems_of
 
     problems = problems_of(key, value, f"/config {key}")
     if problems:
