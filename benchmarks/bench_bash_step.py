@@ -132,6 +132,16 @@ def gaps_since(fake: TimedFakeServer, first: int, steps: int) -> list[float]:
     return gaps
 
 
+def cpu_ns(pid: int) -> int:
+    """The CPU time (ns) all threads of process `pid` have run so far (the scheduler's own
+    count, /proc/PID/task/*/schedstat): a server's work per step, which load does not blur."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            total += int((task / "schedstat").read_text().split()[0])
+    return total
+
+
 def _burn() -> None:
     while True:
         pass
@@ -177,7 +187,7 @@ async def measure(rounds: int, steps: int, load: int = 0, before: Path | None = 
                     root = init_git(tmp / f"ws-{name}", dict(SMALL_REPO))
                     write_user_config(root, {"permissions": "yolo"})
                     clients[name] = await stack.enter_async_context(coder_server(root, env={**env, **extra}))
-                    out[name] = []
+                    out[name], out[f"{name} cpu"] = [], []
                 for n in range(rounds):
                     out["floor"] += await floor_round(fake, steps)
                     for name, client in clients.items():
@@ -186,8 +196,10 @@ async def measure(rounds: int, steps: int, load: int = 0, before: Path | None = 
                         await _turn(client, f"warm {n}")
                         first = len(fake.message_requests)
                         fake.push(*script(steps))
+                        cpu0 = cpu_ns(client.proc.pid)
                         await _turn(client, f"run true {steps} times ({n})")
                         out[name] += gaps_since(fake, first, steps)
+                        out[f"{name} cpu"].append((cpu_ns(client.proc.pid) - cpu0) / 1e6 / steps)
     finally:
         fake.stop()
     if fake.rejections:
@@ -243,12 +255,14 @@ def main() -> int:
     ap.add_argument("--profile", type=Path, help="run the server under cProfile, its stats written here")
     args = ap.parse_args()
     if args.profile:  # the server's whole life; read the per-step functions (tottime / steps)
-        CODER_CMD[:] = [sys.executable, "-m", "cProfile", "-o", str(args.profile), "-m", "coder_ls"]
+        # through sh: the server's stderr kept beside the stats (a crash under the profiler says why)
+        run = 'exec "$0" -m cProfile -o "$1" -m coder_ls 2>>"$1.stderr"'
+        CODER_CMD[:] = ["sh", "-c", run, sys.executable, str(args.profile)]
     figures = asyncio.run(measure(args.rounds, args.steps, args.load, args.before))
     for name, values in figures.items():
         s = sorted(values)
-        print(f"{name:9s} median {median(values):6.2f} ms  p90 {s[int(len(s) * 0.9) - 1]:6.2f} ms  n={len(values)}")
-    for name in [n for n in figures if n != "floor"]:
+        print(f"{name:12s} median {median(values):6.2f} ms  p90 {s[int(len(s) * 0.9) - 1]:6.2f} ms  n={len(values)}")
+    for name in [n for n in figures if n != "floor" and not n.endswith(" cpu")]:
         print(f"ratio {name:9s} {median(figures[name]) / median(figures['floor']):.2f}x (goal <= 1.5x)")
     if args.json:
         args.json.write_text(json.dumps({"load": args.load, "cpus": os.cpu_count(), **figures}))

@@ -60,7 +60,7 @@ def merge_roles(messages: list[Message]) -> list[Message]:
             rest = [b for b in [*first, *second] if not isinstance(b, ToolResultBlock)]
             out[-1] = Message(role=m.role, content=[*results, *rest])
         else:
-            out.append(Message(role=m.role, content=list(m.content)))
+            out.append(m)  # as it is: the request's messages keep their identity (`llm.messagecache`)
     return out
 
 

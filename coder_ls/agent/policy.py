@@ -252,7 +252,8 @@ def _shell_decision(
         if unseen := _unseen_program(line):
             return Decision("ask", f"{unseen} could be `{rule.command}`, which a rule denies")
     preset = preset_action(config.permissions, "bash")
-    allowed = _why_not_allowed(line, root) is None and bool(commands)
+    why_not = _why_not_allowed(line, root)  # realpaths each redirection target: once a step
+    allowed = why_not is None and bool(commands)
 
     def covered(prefixes: list[tuple[str, ...]]) -> bool:
         return allowed and all(any(_covers(p, c) for p in prefixes) for c in commands)
@@ -278,7 +279,6 @@ def _shell_decision(
 
         if all(any(_covers(p, c) for p in prefixes) or by_grant(c) for c in commands):
             return Decision("allow", "allowed by the command's allowed-tools")
-    why_not = _why_not_allowed(line, root)
     return Decision(preset, f"preset {config.permissions}" + (f" ({why_not})" if why_not else ""))
 
 

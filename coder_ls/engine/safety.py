@@ -69,16 +69,17 @@ def check_command(
 
     Never raises on a path: one the check cannot resolve (`/proc/1/root/…`, a loop, no
     permission, a name too long) is judged as written."""
-    real_root = real_path(Path(root))
-    temps = {real_path(Path(p)) for p in ("/tmp", "/var/tmp", tempfile.gettempdir())}
+    real = _RealPaths()  # the same folder named twice (/tmp and $TMPDIR, ~ and $HOME) resolved once
+    real_root = real(str(root))
+    temps = {real(p) for p in ("/tmp", "/var/tmp", tempfile.gettempdir())}
     if env is not None and env.get("TMPDIR", "").startswith("/"):
-        temps.add(real_path(Path(env["TMPDIR"])))
-    real_home = real_path(Path(home or Path.home()))
+        temps.add(real(env["TMPDIR"]))
+    real_home = real(str(home or Path.home()))
     start = Path(cwd or root).absolute()
     ctx = CheckContext(real_root, real_home, start, tuple(temps), env=env)
     if env is not None:
         shell_home = env.get("HOME")
-        ctx.tilde = real_path(Path(shell_home)) if shell_home and shell_home.startswith("/") else None
+        ctx.tilde = real(shell_home) if shell_home and shell_home.startswith("/") else None
         ctx.cdpath = tuple(env.get("CDPATH", "").split(":")) if env.get("CDPATH") else ()
     try:
         top = work_tree_top(start)
@@ -89,6 +90,17 @@ def check_command(
     except (OSError, ValueError) as e:  # a path nothing above could judge: refuse, never raise
         reason = f"a path in it cannot be checked ({type(e).__name__}: {str(e)[:200]})"
     return f"Refused: {reason}. Nothing was run." if reason else None
+
+
+class _RealPaths(dict[str, Path]):
+    """`real_path` of each folder a check starts from, resolved once per check (never
+    kept between checks: a link may change between two commands)."""
+
+    def __call__(self, path: str) -> Path:
+        found = self.get(path)
+        if found is None:
+            found = self[path] = real_path(Path(path))
+        return found
 
 
 async def check_command_async(

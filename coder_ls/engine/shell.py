@@ -314,6 +314,7 @@ class PersistentShell:
         self._cwd = cwd if cwd is not None and self._inside(cwd) else self._root
         self._move = False  # the next command first `cd`s to `_cwd` (it was reset)
         self._exports: bytes | None = None  # `export -p` after the last command that finished
+        self._exports_read: tuple[bytes, dict[str, str] | None] | None = None  # read once per dump
         self._lock = asyncio.Lock()
         self._job: _Job | None = None
         self._lingering: list[_Job] = []  # dead shells whose background jobs may still run
@@ -333,12 +334,13 @@ class PersistentShell:
         return self._job.pgid if self._job is not None and self._job.alive else None
 
     def exports(self) -> dict[str, str] | None:
-        """The environment the next command starts with (read-only, for the refused-command
-        check): the `export -p` the last finished command left, else the starting one;
-        None when that dump cannot be read."""
+        """The environment the next command starts with (read-only, for the refused-command check at each
+        step): the `export -p` the last command left (each dump read once), else the start's; None: unreadable."""
         if self._exports is None:
             return dict(self._base_env)
-        return exported(self._exports.decode("utf-8", "surrogateescape"))
+        if self._exports_read is None or self._exports_read[0] != self._exports:
+            self._exports_read = (self._exports, exported(self._exports.decode("utf-8", "surrogateescape")))
+        return None if (found := self._exports_read[1]) is None else dict(found)
 
     def _inside(self, path: Path) -> bool:
         real = path.resolve()

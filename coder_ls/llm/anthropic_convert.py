@@ -31,6 +31,7 @@ from coder_ls.llm.base import (
     Usage,
     normalize_stop_reason,
 )
+from coder_ls.llm.messagecache import MessageCache
 from coder_ls.llm.models import ModelInfo
 from coder_ls.llm.request_plan import MIN_THINKING_BUDGET, plan_request
 from coder_ls.protocol.messages import (
@@ -96,13 +97,19 @@ def image_to_api(block: ImageBlock) -> dict[str, Any]:
     return {"type": "image", "source": source}
 
 
-def messages_to_api(messages: list[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        content = [b for b in (block_to_api(block) for block in message.content) if b is not None]
-        if not content:
-            content = [{"type": "text", "text": "(empty)"}]
-        out.append({"role": message.role, "content": content})
+def message_to_api(message: Message) -> dict[str, Any]:
+    content = [b for b in (block_to_api(block) for block in message.content) if b is not None]
+    if not content:
+        content = [{"type": "text", "text": "(empty)"}]
+    return {"role": message.role, "content": content}
+
+
+def messages_to_api(messages: list[Message], cache: MessageCache | None = None) -> list[dict[str, Any]]:
+    """`cache`: the messages of the previous request already converted (`llm.messagecache`)."""
+    if cache is None:
+        return [message_to_api(m) for m in messages]
+    out = [cache.convert(m, message_to_api) for m in messages]
+    cache.done()
     return out
 
 
@@ -110,10 +117,12 @@ def _mark_last_cacheable(messages: list[dict[str, Any]]) -> bool:
     """Put a breakpoint on the last block of the last message that may carry one."""
     if not messages:
         return False
-    for block in reversed(messages[-1]["content"]):
-        if block.get("type") in ("thinking", "redacted_thinking"):
+    content = list(messages[-1]["content"])  # copies: the dicts may be shared (`llm.messagecache`)
+    for i in range(len(content) - 1, -1, -1):
+        if content[i].get("type") in ("thinking", "redacted_thinking"):
             continue
-        block["cache_control"] = dict(CACHE_CONTROL)
+        content[i] = {**content[i], "cache_control": dict(CACHE_CONTROL)}
+        messages[-1] = {**messages[-1], "content": content}
         return True
     return False
 
@@ -142,10 +151,13 @@ def _continues_without_thinking(messages: list[dict[str, Any]]) -> bool:
     return False
 
 
-def to_api_params(request: ProviderRequest, info: ModelInfo | None) -> dict[str, Any]:
+def to_api_params(
+    request: ProviderRequest, info: ModelInfo | None, cache: MessageCache | None = None
+) -> dict[str, Any]:
     """The keyword arguments for `client.messages.create(..., stream=True)`: system and
     tools first and byte-identical from request to request (the cached prefix), output
-    size, thinking and effort fitted to the model (`request_plan.plan_request`)."""
+    size, thinking and effort fitted to the model (`request_plan.plan_request`).
+    `cache`: the provider's messages already converted (`llm.messagecache`)."""
     plan = plan_request(request, info)
     params: dict[str, Any] = {"model": request.model, "max_tokens": plan.max_tokens, "stream": True}
     if request.system:
@@ -154,7 +166,7 @@ def to_api_params(request: ProviderRequest, info: ModelInfo | None) -> dict[str,
         tools = [tool_to_api(t) for t in request.tools]
         tools[-1]["cache_control"] = dict(CACHE_CONTROL)
         params["tools"] = tools
-    messages = messages_to_api(request.messages)
+    messages = messages_to_api(request.messages, cache)
     _mark_last_cacheable(messages)
     params["messages"] = messages
     if plan.thinking == "adaptive":  # the model may skip thinking: no block is required
@@ -262,9 +274,7 @@ class StreamAssembler:
             self.blocks[index] = _OpenBlock("redacted", signature=_get(block, "data") or "")
             return []
         if kind == "tool_use":
-            self.blocks[index] = _OpenBlock(
-                "tool_use", id=_get(block, "id", ""), name=_get(block, "name", "")
-            )
+            self.blocks[index] = _OpenBlock("tool_use", id=_get(block, "id", ""), name=_get(block, "name", ""))
             return []
         self.blocks[index] = _OpenBlock("other")
         return []
@@ -307,8 +317,6 @@ class StreamAssembler:
             except ValueError as exc:
                 return [ToolCallDone(opened.id, opened.name, {}, parse_error=f"invalid JSON input: {exc}")]
             if not isinstance(value, dict):
-                return [
-                    ToolCallDone(opened.id, opened.name, {}, parse_error="the input is not a JSON object")
-                ]
+                return [ToolCallDone(opened.id, opened.name, {}, parse_error="the input is not a JSON object")]
             return [ToolCallDone(opened.id, opened.name, value)]
         return []

@@ -50,6 +50,7 @@ from coder_ls.llm.base import (
     Usage,
 )
 from coder_ls.llm.catalog import ModelCatalog
+from coder_ls.llm.messagecache import MessageCache
 
 __all__ = ["AnthropicProvider", "retry_after_seconds"]
 
@@ -251,6 +252,7 @@ class AnthropicProvider:
         self._client_lock = threading.Lock()
         self._raw_body = False
         self._encoder = msgspec.json.Encoder()
+        self._messages = MessageCache()  # the last request's messages in API form
 
     # -- client
     async def prepare(self) -> None:
@@ -380,7 +382,7 @@ class AnthropicProvider:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamItem]:
         await self.prepare()
-        params = to_api_params(request, self.catalog.info(request.model))
+        params = to_api_params(request, self.catalog.info(request.model), self._messages)
         timeout = None  # the longest silence on this response (requestTimeoutSeconds), else the client's
         if request.timeout_seconds:
             timeout = _HTTPX.Timeout(request.timeout_seconds, connect=self.connect_timeout)
