@@ -29,7 +29,7 @@ from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.catalog import listing, visible
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.expand import split_arguments
-from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan, signature
+from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan_signed
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.commands.sources import all_dirs
 from coder_ls.engine.completion import complete
@@ -302,13 +302,14 @@ class Engine:
             if roots or self._mcp is not None:
                 self.mcp.set_plugins(roots)
         plugin_problems = self._plugin_problems
-        files = scan(self._command_dirs, self._parsed)
-        sig = signature(files)
+        files, sig = scan_signed(self._command_dirs, self._parsed)
         if sig == self._command_signature:
             return False
         self._command_signature = sig
         trusted = self.config_store.workspace_trusted()
-        commands, problems = load_commands(self._command_dirs, trusted=trusted, cache=self._parsed, found_files=files)
+        commands, problems = load_commands(
+            self._command_dirs, trusted=trusted, cache=self._parsed, found_files=files, stamps=sig
+        )
         changed = self.registry.set_extra(commands)
         problems += [LoadProblem(s.hidden.path, s.message()) for s in self.registry.shadowed if s.hidden.path]
         problems += [LoadProblem(plugins_dir(self.env), p) for p in plugin_problems]

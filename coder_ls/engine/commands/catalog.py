@@ -30,10 +30,17 @@ def visible(registry: Registry, *, include_hidden: bool = False, touched: Sequen
 def listing(
     registry: Registry, probe: Probe, *, include_hidden: bool = False, touched: Sequence[str] = ()
 ) -> list[CommandInfo]:
+    """The catalog with each entry's availability as of now: one pass over the entries,
+    each distinct set of needs checked once (`Probe.all_met`), `unavailable` only asked
+    why for an entry that cannot run (a 1,000-skill listing asked it 1,000 times)."""
     out: list[CommandInfo] = []
-    entries = visible(registry, include_hidden=include_hidden, touched=touched)
-    for info in entries:
-        command = registry.get(info.name)
-        reason = unavailable(command, "", probe) if command is not None else None
-        out.append(info if reason is None else msgspec.structs.replace(info, available=False, reason=reason))
+    disabled = probe.disabled
+    for info, command, needs in registry.entries():
+        if info.hidden and not include_hidden:
+            continue
+        if command is not None and (disabled or (needs and not probe.all_met(needs))):
+            reason = unavailable(command, "", probe)
+            if reason is not None:
+                info = registry.unavailable_entry(info, reason)
+        out.append(_activated(info, touched))
     return out
