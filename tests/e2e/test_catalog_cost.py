@@ -49,9 +49,10 @@ async def test_one_changed_skill_among_1000_is_announced_quickly(tmp_path):
             )
             assert entry["description"] == f"changed {i}"  # the change itself, not only an event
             await asyncio.sleep(0.6)  # past the watcher's second look
-    # the first changes also wait for the watcher to start; before: 200 ms of debounce
-    # plus a reload that rebuilt all 1,000 commands; the goal is 50 ms on a quiet machine
-    assert statistics.median(took[2:]) <= 150, took
+    # the first changes also wait for the watcher to start; before: a median of 156 ms
+    # (the watcher's 50 ms step, a reload that rebuilt all 1,000 commands and entries),
+    # after: 44 ms, on the same loaded machine; the goal is 50 ms
+    assert statistics.median(took[2:]) <= 100, took
 
 
 async def test_the_bytes_reply_carries_any_text_a_file_or_a_path_holds(tmp_path):
