@@ -15,7 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
-from harness import init_git, lsp_session
+from harness import init_git, lsp_session, trust_workspace_config
 from lsprotocol import types
 
 SKILLS = 1000
@@ -101,3 +101,28 @@ async def test_availability_is_rechecked_at_each_listing_of_many(tmp_path):
         settings(s, [])
         again = await entry("skill-0003")
         assert "ANTHROPIC_API_KEY" in again["reason"], again
+
+
+async def test_activation_follows_each_touched_file_between_listings(tmp_path):
+    """A listing remembers how far it matched the session's touched files: a file touched
+    after a listing still activates a skill, and the first file that matched stays its cause."""
+    root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
+    (root / ".coder").mkdir()
+    (root / ".coder" / "script.json").write_text('{"turns": [{"text": "ok."}, {"text": "ok."}, {"text": "ok."}]}')
+    (root / ".coder" / "config.json").write_text('{"provider": "scripted", "scriptedFile": ".coder/script.json"}')
+    trust_workspace_config(root)
+    install(tmp_path / ".xdg-ws", 20)  # odd ones conditional: skill-0003 on src/mod3/**/*.py
+    async with lsp_session(root, env={"HOME": str(tmp_path)}) as s:
+
+        async def activation() -> dict:
+            commands = (await s.execute("coder.listCommands", {}))["data"]["commands"]
+            return next(c for c in commands if c["name"] == "skill-0003")["activation"]
+
+        assert (await activation())["active"] is False
+        assert (await s.execute("coder.input", {"text": "read docs/notes.md please"}))["status"] == "completed"
+        assert (await activation())["active"] is False
+        assert (await s.execute("coder.input", {"text": "now src/mod3/x/a.py"}))["status"] == "completed"
+        first = await activation()
+        assert (first["active"], first["by"]) == (True, "src/mod3/x/a.py"), first
+        assert (await s.execute("coder.input", {"text": "and src/mod3/b.py"}))["status"] == "completed"
+        assert (await activation())["by"] == "src/mod3/x/a.py"
