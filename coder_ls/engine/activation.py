@@ -16,6 +16,7 @@ spans segments, and a glob without a `/` matches a file's name at any depth (`*.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -98,6 +99,17 @@ class Touched:
         self.root = root
         self.paths: list[str] = []
         self._seen: set[str] = set()
+        self._matched: dict[tuple[str, ...], tuple[int, str | None]] = {}  # globs -> (paths looked at, match)
+
+    def first_match(self, globs: tuple[str, ...]) -> str | None:
+        """`activated_by(globs, self.paths)`, looking only at the paths added since it was
+        last asked (the paths only grow, so a match found stays the first): a listing with
+        500 conditional skills and 500 touched files matched 250,000 globs each time."""
+        done, found = self._matched.get(globs, (0, None))
+        if found is None and done < len(self.paths):
+            found = activated_by(globs, itertools.islice(self.paths, done, None))
+            self._matched[globs] = (len(self.paths), found)
+        return found
 
     def note(self, message: Message) -> None:
         for p in touched_paths(message, self.root):

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from coder_ls.engine.activation import activated_by
 from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.attachments import attach_images, place_pastes, refuse_images
@@ -29,7 +28,7 @@ from coder_ls.engine.commands.builtin import register_builtins
 from coder_ls.engine.commands.catalog import listing, visible
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.expand import split_arguments
-from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan, signature
+from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan_signed
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.commands.sources import all_dirs
 from coder_ls.engine.completion import complete
@@ -271,14 +270,13 @@ class Engine:
         `disable-model-invocation: true`, in catalog order; a conditional skill (`paths:`)
         only once the session touched a matching file, saying which (`activation.py`);
         `pending`: the conditional ones not active yet instead."""
-        touched = session.touched.paths if session is not None else []
         out = []
         for info in self.registry.catalog():
             c = self.registry.get(info.name)
             if c is None or not c.is_skill or c.meta is None or c.meta.disable_model_invocation:
                 continue
             description = c.description
-            by = activated_by(c.meta.paths, touched) if c.meta.paths else None
+            by = session.touched.first_match(c.meta.paths) if session is not None and c.meta.paths else None
             if pending != (c.meta.paths != () and by is None):
                 continue
             if by is not None:
@@ -302,13 +300,14 @@ class Engine:
             if roots or self._mcp is not None:
                 self.mcp.set_plugins(roots)
         plugin_problems = self._plugin_problems
-        files = scan(self._command_dirs, self._parsed)
-        sig = signature(files)
+        files, sig = scan_signed(self._command_dirs, self._parsed)
         if sig == self._command_signature:
             return False
         self._command_signature = sig
         trusted = self.config_store.workspace_trusted()
-        commands, problems = load_commands(self._command_dirs, trusted=trusted, cache=self._parsed, found_files=files)
+        commands, problems = load_commands(
+            self._command_dirs, trusted=trusted, cache=self._parsed, found_files=files, stamps=sig
+        )
         changed = self.registry.set_extra(commands)
         problems += [LoadProblem(s.hidden.path, s.message()) for s in self.registry.shadowed if s.hidden.path]
         problems += [LoadProblem(plugins_dir(self.env), p) for p in plugin_problems]
@@ -348,7 +347,7 @@ class Engine:
             case ListCommands(include_hidden=include_hidden):
                 sid = submission.session_id or self.sessions.current_id or ""
                 loaded = self.sessions.loaded(sid or None)
-                touched = loaded.touched.paths if loaded is not None else ()
+                touched = loaded.touched if loaded is not None else ()
                 catalog = listing(self.registry, self.probe(), include_hidden=include_hidden, touched=touched)
                 return CommandResult(
                     session_id=sid,
@@ -565,7 +564,7 @@ class Engine:
             session_id=session.id,
             model=session.model or config.model,
             provider=session.provider or config.provider,
-            catalog=lambda: visible(self.registry, touched=session.touched.paths),
+            catalog=lambda: visible(self.registry, touched=session.touched),
             list_sessions=self.sessions.list_infos,
             resolve_session=self.sessions.resolve_info,
             agent_defs=self.agent_defs,

@@ -8,15 +8,22 @@ pygls also logs every error answer with a traceback at ERROR and reports it as a
 error. An error that is the client's fault (invalid params, an unknown method, a request
 before `initialize`, a cancelled request) is answered and logged in one line at WARNING;
 only a real failure of ours keeps the traceback.
+
+A result that is already JSON (`msgspec.Raw`, what `coder.*` commands answer) is sent as
+those bytes: pygls would convert it with cattrs and `json.dumps` again, which cost a
+1,000-entry `coder.listCommands` most of its time (benchmarks/README.md, `corpus_list`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from typing import Any
 
+import msgspec
 from lsprotocol import types
 from pygls.exceptions import (
     JsonRpcException,
@@ -45,6 +52,10 @@ class CoderProtocol(LanguageServerProtocol):
     on_cancel_request: Callable[[Any], bool] | None = None
     on_execute_command: Callable[[types.ExecuteCommandParams, Any], Any] | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._writes: set[asyncio.Future[Any]] = set()  # writes under way (kept referenced)
+
     def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
         error = None if future.cancelled() else future.exception()
         if not isinstance(error, CLIENT_ERRORS):
@@ -55,6 +66,32 @@ class CoderProtocol(LanguageServerProtocol):
         if not isinstance(error, JsonRpcRequestCancelled):
             log.warning("request %s answered with error %d: %s", msg_id, error.code, error.message)
         self._send_response(msg_id, error=error.to_response_error())
+
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        if error is not None or not isinstance(result, msgspec.Raw):
+            super()._send_response(msg_id, result=result, error=error)
+            return
+        self._result_types.pop(msg_id, None)
+        body = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (msgspec.json.encode(msg_id), bytes(result))
+        self._send_bytes(body)
+
+    def _send_bytes(self, body: bytes) -> None:
+        """`_send_data` for a body already encoded (UTF-8 JSON): the same framing."""
+        if self.writer is None:
+            log.error("Unable to send data, no available transport!")
+            return
+        if self._include_headers:
+            header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            body = header.encode("ascii") + body
+        try:
+            res = self.writer.write(body)
+            if inspect.isawaitable(res):
+                task = asyncio.ensure_future(res)
+                self._writes.add(task)
+                task.add_done_callback(self._writes.discard)
+        except BrokenPipeError:
+            log.exception("Error sending data. BrokenPipeError")
+            raise
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         if self.on_cancel_request is not None and self.on_cancel_request(msg_id):

@@ -59,6 +59,15 @@ def _coder_section(settings: Any) -> dict[str, Any]:
     return {}
 
 
+def encoded(result: Any) -> Any:
+    """A command's answer as JSON bytes, sent as they are (`protocol.py`); a text with an
+    unpaired surrogate, which UTF-8 cannot carry, goes the slow way (escaped by `json`)."""
+    try:
+        return msgspec.Raw(msgspec.json.encode(result))
+    except UnicodeEncodeError:
+        return msgspec.to_builtins(result)
+
+
 class BatchedWriter:
     """stdout for pygls, one write (and one wake-up of the client) per turn of the event loop:
     the messages a step sends at once (events, progress, a response) go out together, in order.
@@ -237,7 +246,7 @@ class CoderServer(LanguageServer):
             raise JsonRpcInvalidParams(str(exc)) from None
         except BadInput as exc:  # the user's text, not the protocol: an error result
             result = error_result(exc.session_id or "", submission_id, "bad_input", str(exc))
-            return msgspec.to_builtins(result)
+            return encoded(result)
         if params.work_done_token is not None:
             self.progress_manager.attach_request_token(submission_id, params.work_done_token)
         if msg_id is not None:
@@ -255,11 +264,10 @@ class CoderServer(LanguageServer):
             if msg_id is not None:
                 self._requests.pop(msg_id, None)
             self.progress_manager.forget(submission_id)
-        answer = msgspec.to_builtins(result)
         if submission_id in self._cancel_requested:
             self._cancel_requested.discard(submission_id)
-            raise JsonRpcRequestCancelled(f"request {msg_id} was cancelled", data=answer)
-        return answer
+            raise JsonRpcRequestCancelled(f"request {msg_id} was cancelled", data=msgspec.to_builtins(result))
+        return encoded(result)
 
     def _on_cancel_request(self, msg_id: Any) -> bool:
         submission_id = self._requests.get(msg_id)

@@ -56,6 +56,17 @@ class Probe:
         self._git: bool | None = None
         self._model: tuple[str | None] | None = None
         self.disabled = frozenset(config.commands.disabled)
+        self._met: dict[tuple[Need, ...], bool] = {}
+
+    def all_met(self, needs: tuple[Need, ...]) -> bool:
+        """Whether every need holds whatever the arguments: a listing checks each distinct
+        set of needs once, then only the commands whose needs fail say why (`unavailable`)."""
+        met = self._met.get(needs)
+        if met is None:
+            met = self._met[needs] = all(
+                self.in_git() if n.what == "git" else self.model_problem() is None for n in needs
+            )
+        return met
 
     def in_git(self) -> bool:
         """Whether the workspace is in a git work tree: a `.git` (folder, or a worktree's

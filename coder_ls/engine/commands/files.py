@@ -176,21 +176,49 @@ def walk_markdown(
     return out
 
 
-def _candidates(d: SourceDir, listings: dict[str, tuple[int, Listing]] | None = None) -> list[tuple[str, str, Path]]:
-    """(name, namespace, file) of one source folder, sorted."""
+Stamp = tuple[str, int, int]  # (file, size, mtime): what `signature` compares
+
+
+SkillFiles = dict[str, tuple[list[str], list[tuple[str, str, Path]]]]  # folder -> (its listing, files)
+
+
+def _skill_files(
+    folder: str, prefix: tuple[str, ...], listings: dict[str, tuple[int, Listing]] | None, known: SkillFiles | None
+) -> list[tuple[str, str, Path]]:
+    """(name, file, its Path) of each sub-folder's SKILL.md, whether there or not, kept in
+    `known` while the folder's listing is (its Paths made once: pathlib is slow to build many)."""
+    subs, _ = _listing(folder, listings)
+    hit = known.get(folder) if known is not None else None
+    if hit is not None and hit[0] is subs:
+        return hit[1]
+    base = folder if folder.endswith(os.sep) else folder + os.sep
+    files = [(":".join((*prefix, n)), f, Path(f)) for n in subs for f in (f"{base}{n}{os.sep}{SKILL_FILE}",)]
+    if known is not None:
+        known[folder] = (subs, files)
+    return files
+
+
+def _candidates(
+    d: SourceDir,
+    listings: dict[str, tuple[int, Listing]] | None = None,
+    stamps: list[Stamp] | None = None,
+    known: SkillFiles | None = None,
+) -> list[tuple[str, str, Path]]:
+    """(name, namespace, file) of one source folder, sorted; `stamps`: a skill's stamp is
+    added there from the one stat that found it (a second stat per skill was half a
+    1,000-skill listing's refresh)."""
     prefix = (d.plugin,) if d.plugin else ()
     if d.skill:
-        subs, _ = _listing(str(d.path), listings)
-        base, out = str(d.path), []
-        for n in subs:
-            file = os.path.join(base, n, SKILL_FILE)
-            if os.path.lexists(file):
-                key = "file:" + file  # its Path made once (pathlib is slow to build many)
-                hit = listings.get(key) if listings is not None else None
-                path = hit[1][1][0] if hit is not None else Path(file)
-                if listings is not None and hit is None:
-                    listings[key] = (0, ([], [path]))
-                out.append((":".join((*prefix, n)), d.plugin, path))
+        out = []
+        for name, file, path in _skill_files(str(d.path), prefix, listings, known):
+            try:
+                st = os.stat(file)
+            except OSError:
+                st = None
+            if st is not None and stamps is not None:
+                stamps.append((file, st.st_size, st.st_mtime_ns))
+            if st is not None or os.path.lexists(file):  # a broken link is a candidate: its reading says why
+                out.append((name, d.plugin, path))
         return out
     return [
         (":".join((*prefix, *parts, path.stem)), ":".join((*prefix, *parts)), path)
@@ -209,6 +237,7 @@ def read_text(path: Path) -> str:
 
 
 Parsed = tuple[CommandMeta, str, list[str], bool]  # meta, body, problems, had front matter
+Loaded = tuple[Parsed, Command | None, list[LoadProblem]]  # a file's command, from that parse
 
 
 class ParseCache:
@@ -217,13 +246,20 @@ class ParseCache:
     def __init__(self) -> None:
         self._entries: dict[str, tuple[tuple[int, int], Parsed]] = {}
         self.listings: dict[str, tuple[int, Listing]] = {}  # folder -> (mtime, its listing)
+        self.skill_files: SkillFiles = {}
+        # (folder, name, namespace, file, trusted) -> (the parse it was built from, command, problems)
+        self.commands: dict[tuple[SourceDir, str, str, str, bool], Loaded] = {}
 
-    def parse(self, path: Path) -> Parsed:
-        try:
-            st = os.stat(path)
-            stamp = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            stamp = (-1, -1)
+    def parse(self, path: Path, known: tuple[int, int] | None = None) -> Parsed:
+        """`known`: the file's (mtime, size) from a stat just made (`scan_signed`)."""
+        if known is not None:
+            stamp = known
+        else:
+            try:
+                st = os.stat(path)
+                stamp = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                stamp = (-1, -1)
         hit = self._entries.get(str(path))
         if hit is not None and hit[0] == stamp and stamp != (-1, -1):
             return hit[1]
@@ -236,6 +272,8 @@ class ParseCache:
     def keep_only(self, paths: set[str]) -> None:
         for key in [k for k in self._entries if k not in paths]:
             del self._entries[key]
+        for ckey in [k for k in self.commands if k[3] not in paths]:
+            del self.commands[ckey]
 
 
 def is_documentation(path: Path, has_front_matter: bool) -> bool:
@@ -254,73 +292,114 @@ def scan(dirs: list[SourceDir], cache: ParseCache | None = None) -> Scan:
 
 
 def load_commands(
-    dirs: list[SourceDir], *, trusted: bool = False, cache: ParseCache | None = None, found_files: Scan | None = None
+    dirs: list[SourceDir],
+    *,
+    trusted: bool = False,
+    cache: ParseCache | None = None,
+    found_files: Scan | None = None,
+    stamps: tuple[Stamp, ...] = (),
 ) -> tuple[list[Command], list[LoadProblem]]:
     """Every candidate command of every source folder (the registry ranks them) and the
     files that were skipped or loaded without something. `trusted`: the user ran `/trust`;
-    `found_files`: the folders' `scan` when the caller has it."""
+    `found_files`: the folders' `scan` when the caller has it, `stamps` its signature (the
+    files' stats, not made again). With `cache`, an unchanged
+    file gives back the same `Command` as before (one changed file among 1,000 builds one)."""
     cache = cache if cache is not None else ParseCache()
     found: list[Command] = []
     problems: list[LoadProblem] = []
     seen: set[str] = set()
+    known = {file: (mtime, size) for file, size, mtime in stamps}
     for d, candidates in found_files if found_files is not None else scan(dirs):
-        origin: Origin = "workspace" if d.source == "workspace" else "user"
-        layer: Layer = d.source
         for name, namespace, path in candidates:
             seen.add(str(path))
             try:
-                meta, body, meta_problems, fenced = cache.parse(path)
+                parsed = cache.parse(path, known.get(str(path)))
             except FrontMatterError as exc:
                 problems.append(LoadProblem(path, str(exc)))
                 continue
-            if not d.skill and is_documentation(path, fenced):
-                continue
-            problems += [LoadProblem(path, p, skipped=False) for p in meta_problems]
-            if not _NAME.match(name):
-                problems.append(LoadProblem(path, f"{name!r} is not a valid command name"))
-                continue
-            if not body:
-                continue
-            skill_dir = path.parent if d.skill else None
-            grants: tuple[ToolGrant, ...] = ()
-            as_user = acts_as_user(origin, trusted)
-            variables = ExpandVars(skill_dir=skill_dir, plugin_root=d.plugin_root)
-            if as_user:
-                tools = tuple(variables.apply(t) for t in meta.allowed_tools)
-                grants, grant_problems = parse_allowed_tools(tools)
-                problems += [LoadProblem(path, p, skipped=False) for p in grant_problems]
-            else:
-                if meta.allowed_tools:
-                    message = "allowed-tools grant nothing until you trust this workspace with /trust"
-                    problems.append(LoadProblem(path, message, skipped=False))
-                if meta.hooks:
-                    message = "its hooks run only after you trust this workspace with /trust"
-                    problems.append(LoadProblem(path, message, skipped=False))
-                if meta.model:  # the repo does not choose what the user pays for
-                    message = f"model {meta.model!r} is ignored until you trust this workspace with /trust"
-                    problems.append(LoadProblem(path, message, skipped=False))
-                    meta = msgspec.structs.replace(meta, model="")
-            found.append(
-                Command(
-                    name=name,
-                    description=meta.description or body.split("\n", 1)[0][:80],
-                    argument_hint=meta.argument_hint,
-                    handler=_handler(name, meta, body, variables, grants, confirm=None if as_user else path),
-                    kind="agent" if meta.context == "fork" else "prompt",
-                    source=d.source if d.source in ("managed", "bundled") else "skill" if d.skill else d.source,
-                    path=path,
-                    meta=meta,
-                    body=body,
-                    skill_dir=skill_dir,
-                    origin=origin,
-                    layer=layer,
-                    namespace=namespace,
-                    plugin_root=d.plugin_root,
-                    untrusted=not as_user,
-                )
-            )
+            key = (d, name, namespace, str(path), trusted)
+            hit = cache.commands.get(key)
+            if hit is None or hit[0] is not parsed:
+                hit = cache.commands[key] = (parsed, *_load_one(d, name, namespace, path, parsed, trusted))
+            if hit[1] is not None:
+                found.append(hit[1])
+            problems += hit[2]
     cache.keep_only(seen)
     return found, problems
+
+
+def _load_one(
+    d: SourceDir, name: str, namespace: str, path: Path, parsed: Parsed, trusted: bool
+) -> tuple[Command | None, list[LoadProblem]]:
+    """One candidate file's command (None: not one) and what to warn about it."""
+    meta, body, meta_problems, fenced = parsed
+    origin: Origin = "workspace" if d.source == "workspace" else "user"
+    layer: Layer = d.source
+    problems: list[LoadProblem] = []
+    if not d.skill and is_documentation(path, fenced):
+        return None, problems
+    problems += [LoadProblem(path, p, skipped=False) for p in meta_problems]
+    if not _NAME.match(name):
+        problems.append(LoadProblem(path, f"{name!r} is not a valid command name"))
+        return None, problems
+    if not body:
+        return None, problems
+    skill_dir = path.parent if d.skill else None
+    grants: tuple[ToolGrant, ...] = ()
+    as_user = acts_as_user(origin, trusted)
+    variables = ExpandVars(skill_dir=skill_dir, plugin_root=d.plugin_root)
+    if as_user:
+        tools = tuple(variables.apply(t) for t in meta.allowed_tools)
+        grants, grant_problems = parse_allowed_tools(tools)
+        problems += [LoadProblem(path, p, skipped=False) for p in grant_problems]
+    else:
+        if meta.allowed_tools:
+            message = "allowed-tools grant nothing until you trust this workspace with /trust"
+            problems.append(LoadProblem(path, message, skipped=False))
+        if meta.hooks:
+            message = "its hooks run only after you trust this workspace with /trust"
+            problems.append(LoadProblem(path, message, skipped=False))
+        if meta.model:  # the repo does not choose what the user pays for
+            message = f"model {meta.model!r} is ignored until you trust this workspace with /trust"
+            problems.append(LoadProblem(path, message, skipped=False))
+            meta = msgspec.structs.replace(meta, model="")
+    command = Command(
+        name=name,
+        description=meta.description or body.split("\n", 1)[0][:80],
+        argument_hint=meta.argument_hint,
+        handler=_handler(name, meta, body, variables, grants, confirm=None if as_user else path),
+        kind="agent" if meta.context == "fork" else "prompt",
+        source=d.source if d.source in ("managed", "bundled") else "skill" if d.skill else d.source,
+        path=path,
+        meta=meta,
+        body=body,
+        skill_dir=skill_dir,
+        origin=origin,
+        layer=layer,
+        namespace=namespace,
+        plugin_root=d.plugin_root,
+        untrusted=not as_user,
+    )
+    return command, problems
+
+
+def scan_signed(dirs: list[SourceDir], cache: ParseCache) -> tuple[Scan, tuple[Stamp, ...]]:
+    """`scan` and `signature` together, with one stat per file (what each request pays)."""
+    listings = cache.listings
+    found: Scan = []
+    stamps: list[Stamp] = []
+    for d in dirs:
+        candidates = _candidates(d, listings, stamps, cache.skill_files)
+        found.append((d, candidates))
+        if d.skill:
+            continue
+        for _, _, target in candidates:
+            try:
+                st = os.stat(target)
+            except OSError:
+                continue
+            stamps.append((str(target), st.st_size, st.st_mtime_ns))
+    return found, tuple(stamps)  # in the scan's order, which is sorted (`_listing`)
 
 
 def signature(dirs: list[SourceDir] | Scan) -> tuple[tuple[str, int, int], ...]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-from coder_ls.engine.commands.availability import Need
+from coder_ls.engine.commands.availability import Need, needs_of
 from coder_ls.engine.commands.frontmatter import CommandMeta
 from coder_ls.engine.trust import Origin
 from coder_ls.protocol.actions import CommandOutcome
@@ -162,10 +162,14 @@ class Registry:
         self.shadowed: list[Shadow] = []
         self._builtin_hidden: dict[str, tuple[str, ...]] = {}  # what a built-in hides
         self._catalog: list[CommandInfo] | None = None  # built once per change of the sources
+        self._entries: list[tuple[CommandInfo, Command | None, tuple[Need, ...]]] | None = None
+        self._unavailable: dict[tuple[str, str], CommandInfo] = {}  # (name, reason) -> its entry
+        self._infos: dict[int, tuple[Command, CommandInfo]] = {}  # id -> (command, its entry), held
 
     def add_builtin(self, command: Command) -> None:
         self._builtin[command.name] = command
-        self._catalog = None
+        self._catalog = self._entries = None
+        self._unavailable = {}
 
     def local_names(self) -> set[str]:
         """The built-in local commands: a file cannot replace them (a built-in prompt command it can)."""
@@ -181,12 +185,13 @@ class Registry:
         they are ranked here); True when the catalog or a command's text changed.
         `self.shadowed` then lists every candidate that lost its name."""
         ranked = sorted(enumerate(commands), key=lambda ic: (*_key(ic[1]), ic[0]))
+        aliases = {a: c.name for c in self._builtin.values() for a in c.aliases}
         new: dict[str, Command] = {}
         hidden: dict[str, list[Command]] = {}
         shadows: list[Shadow] = []
         for _, c in ranked:
             builtin = self._builtin.get(c.name)
-            if builtin is None and (target := self.alias_target(c.name)) is not None:
+            if builtin is None and (target := aliases.get(c.name)) is not None:
                 builtin = msgspec.structs.replace(self._builtin[target], kind="local")  # an alias is never a file's
             winner = new.get(c.name) or (builtin if builtin is not None and self._beats(builtin, c) else None)
             if winner is not None:
@@ -205,11 +210,15 @@ class Registry:
                 where = (f"the built-in /{name}", *where)
             if where:
                 new[name] = msgspec.structs.replace(c, shadows=where)
-        before = [(c.info(), c.meta, c.body) for c in self._extra.values()]
+        before = list(self._extra.values())
         self._extra = new
         self.shadowed = shadows
-        self._catalog = None
-        return before != [(c.info(), c.meta, c.body) for c in new.values()]
+        self._catalog = self._entries = None
+        self._unavailable = {}
+        return len(before) != len(new) or any(
+            a is not b and (a.info(), a.meta, a.body) != (b.info(), b.meta, b.body)
+            for a, b in zip(before, new.values(), strict=True)
+        )  # an unchanged file's command is the same object (files.py's cache): no entry built
 
     def set_mcp(self, commands: list[Command]) -> bool:
         """Replace the MCP servers' prompt commands (the last layer, `mcp__server__prompt`:
@@ -217,7 +226,8 @@ class Registry:
         before = [c.info() for c in self._mcp.values()]
         taken = self._builtin.keys() | self._extra.keys()
         self._mcp = {c.name: msgspec.structs.replace(c, layer="mcp") for c in commands if c.name not in taken}
-        self._catalog = None
+        self._catalog = self._entries = None
+        self._unavailable = {}
         return before != [c.info() for c in self._mcp.values()]
 
     def get(self, name: str) -> Command | None:
@@ -257,8 +267,32 @@ class Registry:
         """The entries (a fresh list; the entries themselves are shared until a change: a
         field that depends on the moment, such as availability, is applied by the caller)."""
         if self._catalog is None:
-            self._catalog = [c.info() for c in self.commands()]
+            built: dict[int, tuple[Command, CommandInfo]] = {}
+            for c in self.commands():
+                hit = self._infos.get(id(c))
+                built[id(c)] = hit if hit is not None and hit[0] is c else (c, c.info())
+            self._infos = built  # an unchanged command keeps its entry: a change builds only its own
+            self._catalog = [info for _, info in built.values()]
         return list(self._catalog)
+
+    def entries(self) -> list[tuple[CommandInfo, Command | None, tuple[Need, ...]]]:
+        """(entry, the command it names, what it needs) in catalog order, built once per
+        change like `catalog` (whether the needs hold now is the caller's: `catalog.py`)."""
+        if self._entries is None:
+            self._entries = []
+            for info in self.catalog():
+                command = self.get(info.name)
+                self._entries.append((info, command, needs_of(command) if command is not None else ()))
+        return self._entries
+
+    def unavailable_entry(self, info: CommandInfo, reason: str) -> CommandInfo:
+        """`info` saying it cannot run now and why (the reason is the caller's, computed at
+        each listing; only the entry built from it is kept, until the next change)."""
+        key = (info.name, reason)
+        entry = self._unavailable.get(key)
+        if entry is None:
+            entry = self._unavailable[key] = msgspec.structs.replace(info, available=False, reason=reason)
+        return entry
 
     def commands(self) -> list[Command]:
         """Every command a name means, built-ins first, in catalog order."""
