@@ -270,7 +270,7 @@ describe('coder-ls over stdio', { skip, timeout: 120_000 }, () => {
     for (const c of catalog) {
       assert.equal(typeof c.description, 'string');
       assert.ok(['local', 'prompt', 'agent'].includes(c.kind), c.kind);
-      assert.ok(['builtin', 'workspace', 'user', 'skill'].includes(c.source), c.source);
+      assert.ok(['builtin', 'workspace', 'user', 'skill', 'bundled', 'managed', 'plugin', 'mcp'].includes(c.source), c.source);
     }
     assert.ok(slashMatches('/he', catalog).some((m) => m.command.name.replace(/^\//, '') === 'help'));
   });
