@@ -11,11 +11,12 @@ A path is reverted only while it still holds what the submission left there: its
 and blob id, computed here from the bytes on disk) must equal the one in the "after" snapshot.
 Another process may write the same paths while `/undo` runs, so that check and the write are one
 step per path, not two passes: the new content is prepared as a temporary beside the name, the
-check is made again right before a plain rename over the name, which narrows the window to
-microseconds without closing it. (An atomic `renameat2(RENAME_EXCHANGE)` closed it, but editors
-watching the file, VS Code among them, did not take the exchange as a change and kept showing the
-agent's text after /undo.) A removal moves the entry aside first and checks it again; a path that
-was absent is created with `RENAME_NOREPLACE`, never over a file someone created meanwhile. One case
+entry at the name is moved aside (atomic) and checked again, and the name is then created with
+`RENAME_NOREPLACE`, never over a file someone created meanwhile; what was moved aside and is not
+what the submission left goes back. No writer's rename is lost at any moment. (An atomic
+`renameat2(RENAME_EXCHANGE)` would do it in one step, but editors watching the file, VS Code
+among them, did not take the exchange as a change and kept showing the agent's text after
+/undo.) A removal moves the entry aside first and checks it again. One case
 stays out of reach: a writer that opened the file before the swap and writes into it afterwards
 writes into the old, now unlinked, file (as with any rename-based write).
 """
@@ -221,13 +222,25 @@ def _revert_one(fd: int, name: str, change: Change, data: bytes, max_bytes: int)
     try:
         if change.after is None:  # the submission removed it: create it, never over a newcomer
             return _create_new(fd, tmp, name)
-        # The narrowest check, then a plain rename over the name. An exchange
-        # (RENAME_EXCHANGE) would close the last window too, but editors watching the file
-        # (VS Code) do not take an exchange as a change and keep showing the old buffer.
-        if _entry_at(fd, name, max_bytes) != change.after:
+        # Move what is there aside (atomic), check what was moved, and only then create the
+        # name anew, never over a newcomer: a writer's rename over the name at any moment is
+        # either what was moved aside (put back) or a newcomer the creation leaves alone.
+        # (An exchange would do it in one step, but editors watching the file, VS Code among
+        # them, do not take an exchange as a change and keep showing the old buffer.)
+        aside = f".{name[:200]}.coder-undo.{os.getpid()}.{os.urandom(4).hex()}"
+        try:
+            os.rename(name, aside, src_dir_fd=fd, dst_dir_fd=fd)
+        except FileNotFoundError:
+            return False  # removed meanwhile: someone else's change, kept
+        if _entry_at(fd, aside, max_bytes) != change.after:
+            if not _create_new(fd, aside, name):  # a newer entry took the name: it stays
+                os.unlink(aside, dir_fd=fd)
             return False
-        os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-        return True
+        if _create_new(fd, tmp, name):
+            os.unlink(aside, dir_fd=fd)
+            return True
+        os.unlink(aside, dir_fd=fd)  # a writer created the name meanwhile: theirs stays
+        return False
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=fd)
