@@ -150,6 +150,6 @@ def workspace_servers(root: Path, env: Mapping[str, str], problems: list[str]) -
 def plugin_servers(plugin_root: Path, env: Mapping[str, str], problems: list[str]) -> list[McpServerSpec]:
     """A plugin's servers (its `.mcp.json`), `${CLAUDE_PLUGIN_ROOT}` set to its folder as
     Claude Code does. The caller decides the origin's trust: a plugin inside the workspace is
-    the workspace's (see `McpHub.add_plugin`)."""
+    the workspace's (see `McpHub.set_plugins`)."""
     plugin_env = {**env, "CLAUDE_PLUGIN_ROOT": str(plugin_root)}
     return read_mcp_file(plugin_root / MCP_FILE, "plugin", plugin_env, problems)

@@ -63,14 +63,6 @@ class McpHub:
             if self._started:
                 self.sync()
 
-    def add_plugin(self, plugin_root: Path) -> None:
-        """A plugin's servers (wt-17's plugins call this with each plugin's folder). A plugin
-        that lives inside the workspace is the workspace's: it waits for `/trust` too."""
-        inside = _is_inside(plugin_root, self.root)
-        self._plugins.append((plugin_root, inside))
-        if self._started:
-            self.sync()
-
     def add_client_servers(self, servers: dict[str, McpServerConfig]) -> list[str]:
         """The servers an ACP client (the user's editor) lists in `session/new`: the user's own,
         like their `mcpServers` setting, so they start without `/trust`. One bad server adds none

@@ -113,8 +113,6 @@ def _check_messages(messages: list[Any]) -> str | None:
                             and not str(part.get("text", "")).strip()
                         ):
                             return f"messages.{i}.content.{j}.content.{k}.text: text content blocks must be non-empty"
-                        if problem := _image_problem(part):
-                            return f"messages.{i}.content.{j}.content.{k}.{problem}"
     if messages[0].get("role") != "user":
         return 'messages: first message must use the "user" role'
     return _check_tool_pairs(messages)
@@ -249,31 +247,3 @@ def check_request(body: Any) -> str | None:
     if breakpoints > MAX_CACHE_BREAKPOINTS:
         return f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found {breakpoints}."
     return _check_thinking(body)
-
-
-IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
-
-
-def _image_problem(part: Any) -> str | None:
-    """What the API says of a bad image block inside a tool_result (or None)."""
-    if not isinstance(part, dict) or part.get("type") != "image":
-        return None
-    source = part.get("source")
-    if not isinstance(source, dict) or source.get("type") not in ("base64", "url"):
-        return "source: Input tag does not match any of the expected tags: 'base64', 'url', 'file'"
-    if source["type"] == "url":
-        return None
-    if source.get("media_type") not in IMAGE_TYPES:
-        return "source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
-    import base64
-    import binascii
-
-    try:
-        raw = base64.b64decode(str(source.get("data", "")), validate=True)
-    except (binascii.Error, ValueError):
-        return "source.base64.data: The image data is not valid base64"
-    if not raw:
-        return "source.base64.data: Image does not match the provided media type"
-    if len(str(source.get("data", ""))) > 5 * 1024 * 1024:
-        return "source.base64.data: image exceeds 5 MB maximum"
-    return None
