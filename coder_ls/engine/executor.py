@@ -417,6 +417,7 @@ class Engine:
         origin: InputOrigin = "typed",
     ) -> Planner:
         async def plan(ctx: TaskContext) -> list[Task]:
+            ctx.sub.origin = origin
             if op.images and not isinstance(parsed, Prompt):
                 refuse_images(op.text, op.images, b, "Images go with a prompt, not with a /command or !shell line.")
                 return []

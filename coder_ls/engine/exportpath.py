@@ -40,12 +40,6 @@ class Refused(msgspec.Struct, frozen=True):
     message: str
 
 
-def origin_of(submission: object) -> str:
-    """The input's origin (contract section 18). The seam until submissions carry it: every
-    input today comes from the user's editor, `typed`."""
-    return str(getattr(submission, "origin", "typed") or "typed")
-
-
 def _inside(path: Path, top: Path) -> bool:
     return os.path.commonpath([str(path), str(top)]) == str(top)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coder_ls.engine.export import BlobReader, fence, to_jsonl, to_markdown
-from coder_ls.engine.exportpath import Refused, origin_of, resolve
+from coder_ls.engine.exportpath import Refused, resolve
 from coder_ls.engine.frame import TaskContext
 from coder_ls.engine.redact import Redactor
 from coder_ls.engine.usage import SessionUsage, cost_report
@@ -60,7 +60,7 @@ class ExportTask:
     async def run(self, ctx: TaskContext) -> None:
         b, session, a = ctx.result, ctx.session, self.action
         home = Path(ctx.engine.env.get("HOME") or Path.home())
-        target = resolve(ctx.engine.root, session.id, a.path, a.format, origin=origin_of(ctx.sub), force=a.force,
+        target = resolve(ctx.engine.root, session.id, a.path, a.format, origin=ctx.sub.origin, force=a.force,
                          home=home)  # fmt: skip
         if isinstance(target, Refused):
             b.fail(target.code, target.message)

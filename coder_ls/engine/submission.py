@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
+from coder_ls.protocol.args import InputOrigin
 from coder_ls.protocol.events import Event
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class SubmissionState:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.cancelled = False
         self.progress_message = ""
+        self.origin: InputOrigin = "typed"  # who sent the input (contract section 18), set when it is planned
         self.admitted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.finished = asyncio.Event()  # set by the frame once everything, cleanup included, is over
 
