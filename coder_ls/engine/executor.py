@@ -65,6 +65,7 @@ from coder_ls.protocol.results import CommandCatalog, CommandInfo, CommandResult
 from coder_ls.store.gitignore import state_problem
 
 if TYPE_CHECKING:
+    from coder_ls.engine.commands.plugins import Plugin
     from coder_ls.mcp.hub import McpHub
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,7 @@ class Engine:
         self._parsed = ParseCache()  # command files by (path, mtime, size)
         self._plugins_key: tuple[int, ...] = ()  # the plugin folder's and state's stamps
         self._plugin_problems: list[str] = []
+        self._plugins: list[Plugin] = []  # the installed plugins, read when their folder changes
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
         self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (engine/trust.py)
         self.hooks = Hooks(
@@ -294,6 +296,7 @@ class Engine:
         if key != self._plugins_key:  # a plugin installed, removed or switched since
             self._plugins_key = key
             found, self._plugin_problems = installed(self.env)
+            self._plugins = found
             self._command_dirs = all_dirs(self.root, self.env, plugin_sources(found))
             roots = [p.root for p in found if p.enabled]  # a plugin's hooks and MCP servers too
             self.hooks.set_plugins(roots)
@@ -593,12 +596,12 @@ class Engine:
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""
         from coder_ls.engine.commands.agentdefs import agent_dirs, load_agents
-        from coder_ls.engine.commands.plugins import installed, plugin_agent_dirs
+        from coder_ls.engine.commands.plugins import plugin_agent_dirs
 
         defs, problems = load_agents(
             agent_dirs(self.root, self.env),
             trusted=self.config_store.workspace_trusted(),
-            plugins=plugin_agent_dirs(installed(self.env)[0]),
+            plugins=plugin_agent_dirs(self._plugins),  # as the last refresh_commands read them
         )
         for problem in problems:
             key = (str(problem.path), problem.message)
