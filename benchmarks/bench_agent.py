@@ -50,6 +50,15 @@ class TimedFakeServer(FakeAnthropicServer):
         self.finished.append(time.monotonic())
         return ok
 
+    def step_gaps(self, first: int, steps: int) -> list[float]:
+        """The step gaps (ms: reply k finished -> request k+1 received) of the timed turn
+        whose first request is `first`, which made `steps` tool steps."""
+        reqs = self.message_requests[first:]
+        if len(reqs) != steps + 1:
+            raise RuntimeError(f"expected {steps + 1} requests, got {len(reqs)}")
+        fins = self.finished[first:]
+        return [(reqs[i + 1].time - fins[i]) * 1000 for i in range(steps)]
+
 
 _ids = itertools.count(1)
 
@@ -90,13 +99,9 @@ async def bench_step_overhead(quick: bool) -> list[Result]:
                 first = len(fake.message_requests)
                 fake.push(*[tool_step() for _ in range(steps)], reply("Read it many times."))
                 await _turn(client, "Read small.txt again and again.")
-                reqs = fake.message_requests[first:]
-                fins = fake.finished[first:]
+                gaps = fake.step_gaps(first, steps)
     finally:
         fake.stop()
-    gaps = [(reqs[i + 1].time - fins[i]) * 1000 for i in range(len(reqs) - 1)]
-    if len(gaps) != steps:
-        raise RuntimeError(f"expected {steps} gaps, got {len(gaps)}")
     return [
         Result(
             "agent_step",

@@ -28,7 +28,6 @@ import multiprocessing
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,8 @@ from common import (
 )
 
 sys.path.insert(0, str(REPO / "tests" / "fakes"))
-from anthropic_server import FakeAnthropicServer, reply
+from anthropic_server import reply
+from bench_agent import TimedFakeServer  # the fake that records when each reply finished
 
 _ids = itertools.count(1)
 
@@ -101,35 +101,12 @@ for turn in range(int(sys.argv[2])):
 MODEL = "claude-sonnet-4-5"
 
 
-class TimedFakeServer(FakeAnthropicServer):
-    """The fake, also recording when it finished sending each streamed response."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.finished: list[float] = []
-
-    async def _stream(self, spec: dict[str, Any], model: str, reader: Any, writer: Any) -> bool:
-        ok = await super()._stream(spec, model, reader, writer)
-        self.finished.append(time.monotonic())
-        return ok
-
-
 def bash_step(command: str = "true") -> dict[str, Any]:
     return reply("", toolCalls=[{"id": f"toolu_{next(_ids):05d}", "name": "bash", "input": {"command": command}}])
 
 
 def script(steps: int) -> list[dict[str, Any]]:
     return [*(bash_step() for _ in range(steps)), reply("done")]
-
-
-def gaps_since(fake: TimedFakeServer, first: int, steps: int) -> list[float]:
-    """The step gaps (ms) of the timed turn whose first request is `first`."""
-    reqs = fake.message_requests[first:]
-    fins = fake.finished[first:]
-    gaps = [(reqs[i + 1].time - fins[i]) * 1000 for i in range(steps)]
-    if len(reqs) != steps + 1:
-        raise RuntimeError(f"expected {steps + 1} requests, got {len(reqs)}")
-    return gaps
 
 
 def cpu_ns(pid: int) -> int:
@@ -170,7 +147,7 @@ async def floor_round(fake: TimedFakeServer, steps: int) -> list[float]:
     _, err = await proc.communicate()
     if proc.returncode != 0:
         raise RuntimeError(f"the floor loop failed: {err.decode()[-2000:]}")
-    return gaps_since(fake, first, steps)
+    return fake.step_gaps(first, steps)
 
 
 async def measure(rounds: int, steps: int, load: int = 0, before: Path | None = None) -> dict[str, list[float]]:
@@ -198,7 +175,7 @@ async def measure(rounds: int, steps: int, load: int = 0, before: Path | None = 
                         fake.push(*script(steps))
                         cpu0 = cpu_ns(client.proc.pid)
                         await _turn(client, f"run true {steps} times ({n})")
-                        out[name] += gaps_since(fake, first, steps)
+                        out[name] += fake.step_gaps(first, steps)
                         out[f"{name} cpu"].append((cpu_ns(client.proc.pid) - cpu0) / 1e6 / steps)
     finally:
         fake.stop()

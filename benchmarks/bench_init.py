@@ -27,10 +27,11 @@ from common import (
 HEAVY = ("anthropic", "httpx", "httpcore", "pydantic", "git", "watchdog", "sqlite3")
 
 
-async def _time_initialize(cmd: list[str], root: Path) -> float:
-    """Spawn -> initialize response, in ms (then shut the server down, untimed)."""
+async def time_initialize(cmd: list[str], root: Path, *, initialized: bool = False) -> float:
+    """Spawn -> initialize response, in ms (then shut the server down, untimed);
+    `initialized`: send the `initialized` notification too before closing."""
     client = await LspClient.spawn(cmd, cwd=root, env=server_env(root))
-    await client.initialize(root, initialized=False)
+    await client.initialize(root, initialized=initialized)
     elapsed = (now() - client.t_spawn) * 1000
     await client.close()
     return elapsed
@@ -43,14 +44,14 @@ async def bench_init_ratio(quick: bool) -> list[Result]:
     with temp_root() as tmp:
         root = init_git(tmp / "ws", SMALL_REPO)
         if not quick:  # one untimed start of each first: warm the page cache and .pyc files
-            await _time_initialize(CODER_CMD, root)
-            await _time_initialize(BASELINE_CMD, root)
+            await time_initialize(CODER_CMD, root)
+            await time_initialize(BASELINE_CMD, root)
         for i in range(pairs):
             order = [(CODER_CMD, coder), (BASELINE_CMD, base)]
             if i % 2:
                 order.reverse()  # ABBA...: neither side always goes first
             for cmd, out in order:
-                out.append(await _time_initialize(cmd, root))
+                out.append(await time_initialize(cmd, root))
     ratio = median(coder) / median(base)
     return [
         Result(

@@ -12,7 +12,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from common import CODER_CMD, SMALL_REPO, LspClient, Result, init_git, median, now, server_env, temp_root
+from bench_init import time_initialize
+from common import CODER_CMD, SMALL_REPO, Result, init_git, median, now, temp_root
 
 TIME_SERVER = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 
@@ -29,14 +30,6 @@ def _processes_with(marker: str) -> int:
     return count
 
 
-async def _time_initialize(root: Path) -> float:
-    client = await LspClient.spawn(CODER_CMD, cwd=root, env=server_env(root))
-    await client.initialize(root, initialized=True)
-    elapsed = (now() - client.t_spawn) * 1000
-    await client.close()
-    return elapsed
-
-
 async def bench_init_with_servers(quick: bool) -> list[Result]:
     pairs = 3 if quick else 10
     marker = uuid.uuid4().hex
@@ -49,13 +42,13 @@ async def bench_init_with_servers(quick: bool) -> list[Result]:
         (config / "config.json").write_text(json.dumps({"mcpServers": servers}))
         with_servers: list[float] = []
         without: list[float] = []
-        await _time_initialize(bare)  # warm the page cache
+        await time_initialize(CODER_CMD, bare, initialized=True)  # warm the page cache
         for i in range(pairs):
             order = [(five, with_servers), (bare, without)]
             if i % 2:
                 order.reverse()
             for root, out in order:
-                out.append(await _time_initialize(root))
+                out.append(await time_initialize(CODER_CMD, root, initialized=True))
         started = _processes_with(marker)
     ratio = median(with_servers) / median(without)
     return [
