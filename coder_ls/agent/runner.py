@@ -147,7 +147,7 @@ class Agent:
         return model_data(catalog, current, config.provider)
 
     async def check_model(self, ctx: TurnContext, provider: Provider, model: str) -> None:
-        """Before a turn's first request: the SDK is ready (its deprecation data read),
+        """Before a turn's first request: the client is built (the deprecation data read),
         the listing is refreshed in the background when stale, and a deprecated model gets
         its one warning (`window/showMessage`) with its end of life and replacement."""
         prepare = getattr(provider, "prepare", None)

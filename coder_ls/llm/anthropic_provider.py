@@ -1,21 +1,21 @@
-"""The Anthropic provider: the streaming Messages API through the official SDK.
+"""The Anthropic provider: the streaming Messages API through our own small HTTP client
+(`anthropic_http`: httpx2, typed stream events), not the SDK, whose import alone takes
+about a second (see that module for why).
 
-The SDK (`import anthropic` takes more than a second) is imported lazily, in a
-worker thread, the first time a turn needs it (or on `prepare()`), never when this
+The client is built lazily, in a worker thread (httpx2's import), the first time a turn
+needs it (or on `prepare()`, which the warm-up calls at `initialized`), never when this
 module is imported.
 
-The SDK's own retries are off (`max_retries=0`): this provider retries rate limits
-(429), overloads (529, or an `overloaded_error` event mid-stream), server errors
-(5xx, 408, 409) and connection failures (including a stream dropped mid-body) with
-exponential backoff (1, 2, 4, 8 s by default, capped, with jitter, at most 5
-attempts), honouring `retry-after-ms` / `retry-after` when the server sends them.
-A `Retrying` item is yielded before each sleep, preceded by a `Restart` when the
-failed attempt had already yielded output. Authentication (401/403) and bad
-requests are not retried.
+This provider retries rate limits (429), overloads (529, or an `overloaded_error` event
+mid-stream), server errors (5xx, 408, 409) and connection failures (including a stream
+dropped mid-body) with exponential backoff (1, 2, 4, 8 s by default, capped, with
+jitter, at most 5 attempts), honouring `retry-after-ms` / `retry-after` when the server
+sends them. A `Retrying` item is yielded before each sleep, preceded by a `Restart` when
+the failed attempt had already yielded output. Authentication (401/403) and bad requests
+are not retried.
 
-The request body is encoded once with msgspec and posted as bytes (`_open_stream`):
-`messages.create` would walk and copy the whole body (every message of the conversation)
-before its own JSON encoding, a cost that grows with each step of a turn.
+The request body is encoded once with msgspec and posted as bytes; the messages already
+converted are kept from request to request (`messagecache`).
 
 Cancellation: the stream runs in the consumer's task, so cancelling that task (or
 closing the iterator) interrupts the HTTP read or the backoff sleep at once; the
@@ -24,23 +24,22 @@ HTTP response is closed in a `finally`, which closes the connection.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
-import email.utils
-import inspect
+import importlib.util
 import logging
 import random
 import threading
-import time
-import warnings
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from coder_ls.llm.anthropic_convert import StreamAssembler, to_api_params, to_count_params
+from coder_ls.llm.anthropic_http import MessagesClient, retry_after_seconds
 from coder_ls.llm.base import (
-    ErrorKind,
     ProviderError,
     ProviderRequest,
     Restart,
@@ -56,68 +55,49 @@ __all__ = ["AnthropicProvider", "retry_after_seconds"]
 
 log = logging.getLogger(__name__)
 
-_SDK: Any = None  # the `anthropic` module once imported
-_HTTPX: Any = None  # the HTTP library the SDK uses (httpx2, or httpx for older SDKs)
-JSON_HEADERS = {"Content-Type": "application/json"}
+
+class _ModelsPage(msgspec.Struct):
+    data: list[dict[str, Any]] = []
+    has_more: bool = False
+    last_id: str | None = None
 
 
-async def _open_stream(client: Any, params: dict[str, Any], body: bytes | None, timeout: Any = None) -> Any:
-    """`client.messages.create(**params)` (params hold `stream: True`), or, given `body`
-    (`params` encoded by us), the same request and the same typed stream of events without
-    the SDK's walk of the body (it copies every nested dict and list, looking for file
-    inputs we never send). `timeout`: this request's (an httpx `Timeout`), else the client's."""
-    options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-    if body is None:
-        return await client.messages.create(**params, **options)
-    sdk = _SDK
-    return await client.post(
-        "/v1/messages",
-        cast_to=sdk.types.Message,
-        content=body,
-        options={"headers": JSON_HEADERS, **options},
-        stream=True,
-        stream_cls=sdk.AsyncStream[sdk.types.RawMessageStreamEvent],
-    )
+class _Counted(msgspec.Struct):
+    input_tokens: int
 
 
-def _import_sdk() -> tuple[Any, Any]:
-    global _SDK, _HTTPX
-    if _SDK is None:
-        import anthropic
-
-        httpx_mod: Any
-        try:
-            import httpx2
-
-            httpx_mod = httpx2
-        except ImportError:  # an SDK built on httpx
-            import httpx
-
-            httpx_mod = httpx
-        # Model aliases we offer may be flagged as deprecated by a newer SDK; the
-        # user chose the model, the warning is noise in the transcript and logs.
-        warnings.filterwarnings(
-            "ignore", message=r"The model '.*' is deprecated", category=DeprecationWarning
-        )
-        # Likewise a thinking budget the user configured for a model that prefers adaptive.
-        warnings.filterwarnings("ignore", message=r"Using Claude with .* 'thinking.type=enabled' is deprecated")
-        _HTTPX = httpx_mod
-        _SDK = anthropic
-    return _SDK, _HTTPX
-
-
-def _sdk_deprecations() -> dict[str, str]:
-    """The SDK's own end-of-life dates (`anthropic._data.DEPRECATED_MODELS`), if it has them."""
+def sdk_deprecations() -> dict[str, str]:
+    """The installed SDK's own end-of-life table (`anthropic/_data/deprecated_models.py`),
+    read as a literal without importing the SDK (its import is the second we avoid);
+    empty when the SDK or the table is absent or has another shape."""
     try:
-        from anthropic._data import DEPRECATED_MODELS
-    except ImportError:  # an SDK without the table
+        spec = importlib.util.find_spec("anthropic")
+    except (ImportError, ValueError):
         return {}
-    return dict(DEPRECATED_MODELS)
+    if spec is None or not spec.origin:
+        return {}
+    source = Path(spec.origin).parent / "_data" / "deprecated_models.py"
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    for node in tree.body:
+        match node:
+            case (
+                ast.AnnAssign(target=ast.Name(id="DEPRECATED_MODELS"), value=ast.expr() as value)
+                | ast.Assign(targets=[ast.Name(id="DEPRECATED_MODELS")], value=value)
+            ):
+                try:
+                    table = ast.literal_eval(value)
+                except ValueError:
+                    return {}
+                return {str(k): str(v) for k, v in table.items()} if isinstance(table, dict) else {}
+    return {}
 
 
 async def _in_daemon_thread(work: Callable[[], Any]) -> Any:
-    """`asyncio.to_thread`, but in a daemon thread: a server told to exit while the SDK is
-    still being imported (by the warm-up) exits at once instead of waiting for it."""
+    """`asyncio.to_thread`, but in a daemon thread: a server told to exit while the client
+    is still being built (by the warm-up) exits at once instead of waiting for it."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
 
@@ -138,83 +118,8 @@ async def _in_daemon_thread(work: Callable[[], Any]) -> Any:
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
             loop.call_soon_threadsafe(settle, value, error)
 
-    threading.Thread(target=run, name="coder-sdk-import", daemon=True).start()
+    threading.Thread(target=run, name="coder-http-import", daemon=True).start()
     return await future
-
-
-def retry_after_seconds(headers: Mapping[str, str] | Any, now: float | None = None) -> float | None:
-    """`retry-after-ms`, else `retry-after` (seconds, fractional allowed, or an HTTP date)."""
-    if headers is None:
-        return None
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return max(0.0, float(value) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-_TYPE_KINDS: dict[str, tuple[ErrorKind, bool]] = {
-    "authentication_error": ("auth", False),
-    "permission_error": ("auth", False),
-    "rate_limit_error": ("rate_limit", True),
-    "overloaded_error": ("overloaded", True),
-    "api_error": ("server", True),
-    "timeout_error": ("connection", True),
-    "invalid_request_error": ("bad_request", False),
-    "not_found_error": ("bad_request", False),
-    "request_too_large": ("bad_request", False),
-}
-
-
-def _status_kind(status: int, error_type: str | None) -> tuple[ErrorKind, bool]:
-    if status in (401, 403):
-        return "auth", False
-    if status == 429:
-        return "rate_limit", True
-    if status == 529:
-        return "overloaded", True
-    if status == 408:
-        return "connection", True
-    if status == 409 or status >= 500:
-        return "server", True
-    if status < 400 and error_type in _TYPE_KINDS:  # an `error` event inside a 200 stream
-        return _TYPE_KINDS[error_type]
-    if status < 400:
-        return "server", True
-    return "bad_request", False
-
-
-def _status_message(kind: ErrorKind, status: int, error_type: str | None, detail: str) -> str:
-    code = f"{status} {error_type}" if error_type else str(status)
-    if status < 400:
-        code = error_type or "stream error"
-    tail = f": {detail}" if detail else ""
-    if kind == "auth" and status != 403:
-        return f"Anthropic rejected the API key ({code}): check ANTHROPIC_API_KEY{tail}"
-    if kind == "auth":
-        return f"Anthropic refused the request ({code}){tail}"
-    if kind == "rate_limit":
-        return f"Rate limited by Anthropic ({code})"
-    if kind == "overloaded":
-        return f"Anthropic is overloaded ({code})"
-    if kind in ("server", "connection"):
-        return f"Anthropic server error ({code}){tail}"
-    if status == 404:
-        return f"Unknown model or endpoint ({code}){tail}"
-    return f"Anthropic rejected the request ({code}){tail}"
 
 
 class AnthropicProvider:
@@ -248,37 +153,35 @@ class AnthropicProvider:
         self.jitter = jitter
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
-        self._client: Any = None
+        self._client: MessagesClient | None = None
         self._client_lock = threading.Lock()
-        self._raw_body = False
         self._encoder = msgspec.json.Encoder()
         self._messages = MessageCache()  # the last request's messages in API form
 
     # -- client
     async def prepare(self) -> None:
-        """Import the SDK (in a thread, so the event loop is not blocked) and build the client.
-        The server's warm-up calls it once the server is idle (`coder_ls.lsp.warmup`)."""
+        """Build the HTTP client (httpx2's import, in a thread, so the event loop is not
+        blocked). The server's warm-up calls it at `initialized` (`coder_ls.lsp.warmup`)."""
         if self._client is None:
             await _in_daemon_thread(self._get_client)
 
-    def _get_client(self) -> Any:
+    def _get_client(self) -> MessagesClient:
         with self._client_lock:  # the warm-up's thread and a first turn may race here
-            return self._build_client()
+            if self._client is None:
+                from coder_ls import __version__
 
-    def _build_client(self) -> Any:
-        if self._client is None:
-            sdk, httpx_mod = _import_sdk()
-            self.catalog.note_sdk_deprecations(_sdk_deprecations())
-            self._client = sdk.AsyncAnthropic(
-                api_key=self.api_key,
-                auth_token=self.auth_token,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=httpx_mod.Timeout(self.read_timeout, connect=self.connect_timeout),
-            )
-            # an SDK whose `post` takes no raw `content` gets `messages.create`
-            self._raw_body = "content" in inspect.signature(self._client.post).parameters
-        return self._client
+                client = MessagesClient(
+                    api_key=self.api_key,
+                    auth_token=self.auth_token,
+                    base_url=self.base_url,
+                    connect_timeout=self.connect_timeout,
+                    read_timeout=self.read_timeout,
+                    user_agent=f"coder-ls/{__version__}",
+                )
+                client.open()
+                self.catalog.note_sdk_deprecations(sdk_deprecations())
+                self._client = client
+            return self._client
 
     async def refresh_models(self) -> None:
         """List the models this account can use (`GET /v1/models`, every page) into the
@@ -287,10 +190,18 @@ class AnthropicProvider:
         if not self.catalog.stale():
             return
         await self.prepare()
+        client = self._get_client()
+        raw: list[dict[str, Any]] = []
+        params = {"limit": "100"}
         try:
-            raw = [m.to_dict(mode="json") async for m in self._client.models.list(limit=100)]
-        except Exception as exc:
-            self.catalog.last_error = self.map_error(exc).message
+            while True:
+                page = msgspec.json.decode(await client.get("/v1/models", params), type=_ModelsPage)
+                raw += page.data
+                if not page.has_more or not page.last_id:
+                    break
+                params = {"limit": "100", "after_id": page.last_id}
+        except (ProviderError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+            self.catalog.last_error = exc.message if isinstance(exc, ProviderError) else f"bad listing: {exc}"
             log.info("models listing failed: %s (the built-in table is used)", self.catalog.last_error)
             return
         self.catalog.last_error = ""
@@ -301,50 +212,22 @@ class AnthropicProvider:
         free, no model call). Raises ProviderError."""
         await self.prepare()
         params = to_count_params(request, self.catalog.info(request.model))
+        answer = await self._get_client().post("/v1/messages/count_tokens", self._encoder.encode(params))
         try:
-            counted = await self._client.messages.count_tokens(**params)
-        except Exception as exc:
-            raise self.map_error(exc) from exc
-        return int(counted.input_tokens)
+            return msgspec.json.decode(answer, type=_Counted).input_tokens
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ProviderError("server", f"Anthropic sent a malformed token count: {exc}", False) from exc
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            await client.close()
+            await client.aclose()
 
     # -- errors and delays
     def map_error(self, exc: BaseException) -> ProviderError:
-        """Our `ProviderError` for an SDK or transport exception."""
+        """Our `ProviderError` for anything an attempt raised (the client raises ours)."""
         if isinstance(exc, ProviderError):
             return exc
-        sdk, httpx_mod = _import_sdk()
-        if isinstance(exc, sdk.APIStatusError):
-            status = int(exc.status_code)
-            error_type = getattr(exc, "type", None)
-            detail = getattr(exc, "api_message", None) or ""
-            body = exc.body if isinstance(exc.body, dict) else {}
-            if not error_type and isinstance(body.get("error"), dict):
-                error_type = body["error"].get("type")
-                detail = detail or body["error"].get("message", "")
-            kind, retryable = _status_kind(status, error_type)
-            return ProviderError(
-                kind,
-                _status_message(kind, status, error_type, str(detail)),
-                retryable,
-                status=status,
-                retry_after=retry_after_seconds(exc.response.headers) if status >= 400 else None,
-            )
-        if isinstance(exc, sdk.APIConnectionError | httpx_mod.TransportError):
-            where = f" ({self.base_url})" if self.base_url else ""
-            cause = exc.__cause__ or exc
-            if isinstance(exc, sdk.APITimeoutError | httpx_mod.TimeoutException) or "Timeout" in type(cause).__name__:
-                what = "connecting" if "Connect" in type(cause).__name__ else "no response"
-                return ProviderError("connection", f"Anthropic timed out{where}: {what} ({type(cause).__name__})", True)
-            return ProviderError(
-                "connection", f"Connection to Anthropic failed{where}: {str(cause) or type(cause).__name__}", True
-            )
-        if isinstance(exc, sdk.APIError):
-            return ProviderError("server", f"Anthropic API error: {exc}", False)
         return ProviderError("server", f"Unexpected error talking to Anthropic: {exc!r}", False)
 
     def _explain_missing_model(self, error: ProviderError, model: str) -> None:
@@ -366,32 +249,28 @@ class AnthropicProvider:
         return self.backoff(attempt)
 
     # -- streaming
-    async def _attempt(self, params: dict[str, Any], timeout: Any = None) -> AsyncIterator[StreamItem]:
-        client = self._get_client()
-        body = self._encoder.encode(params) if self._raw_body else None
-        stream = await _open_stream(client, params, body, timeout)
+    async def _attempt(self, body: bytes, timeout: Any = None) -> AsyncIterator[StreamItem]:
         assembler = StreamAssembler()
-        try:
-            async for event in stream:
+        async with contextlib.aclosing(self._get_client().stream("/v1/messages", body, timeout)) as events:
+            async for event in events:
                 for item in assembler.feed(event):
                     yield item
-        finally:
-            await stream.close()
         if not assembler.stopped:
             raise ProviderError("connection", "The response stream ended before message_stop", True)
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamItem]:
         await self.prepare()
         params = to_api_params(request, self.catalog.info(request.model), self._messages)
+        body = self._encoder.encode(params)
         timeout = None  # the longest silence on this response (requestTimeoutSeconds), else the client's
         if request.timeout_seconds:
-            timeout = _HTTPX.Timeout(request.timeout_seconds, connect=self.connect_timeout)
+            timeout = self._get_client().timeout(request.timeout_seconds)
         attempt = 0
         while True:
             attempt += 1
             emitted = False
             try:
-                async for item in self._attempt(params, timeout):
+                async for item in self._attempt(body, timeout):
                     if not isinstance(item, Usage | Stop):
                         emitted = True
                     yield item

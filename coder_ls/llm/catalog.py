@@ -14,8 +14,8 @@ its thinking types and effort levels. `ModelCatalog` merges the two:
   its thinking types and effort levels win where it gives them; the table supplies the
   rest (thinking style, efforts), and for an id it does not know, the id's family.
 - **Deprecations.** A model's end of life comes from the Models API (`retires_at`,
-  `lifecycle`) and from the SDK's own data (`anthropic._data.DEPRECATED_MODELS`, read
-  once the SDK is imported: never on the path of `initialize`). `deprecation(name)`
+  `lifecycle`) and from the installed SDK's own data (`anthropic/_data/deprecated_models.py`,
+  read as a literal when the provider's client is built, without importing the SDK). `deprecation(name)`
   gives the date and the model to switch to (the newest active model of its line).
   `take_warning` gives the warning for a model once per server.
 - **The cache.** The listing is cached on disk (`~/.cache/coder-ls/models-<key>.json`,

@@ -22,7 +22,7 @@ class RedactSecrets(logging.Filter):
     one redaction of the server, also used on what enters a session).
 
     Attached to every handler, so it sees the records of every logger (the
-    anthropic SDK's debug log included) after they are formatted into a message.
+    httpx2's debug log included) after they are formatted into a message.
     """
 
     def __init__(self) -> None:

@@ -1,13 +1,13 @@
 """Warm the model provider while the server is idle, so the first turn does not wait.
 
-`import anthropic` and building its client take 1–3 s on a small machine: paid on the
-first `coder.input`, that is the slowest moment of a session. `initialize` must not pay
-it either (section 1 of the contract). So once the server is initialized and its engine
-built, `start` schedules a task at once (`DELAY`, 0 by default: a prompt sent right
-after `initialized`, as ACP clients and scripts do, must find the import under way, not
-start it) that builds the provider a turn would use (`Agent.provider_for_config`, the
-same cache) and calls its `prepare()`: the SDK import and the client construction run in
-a worker thread, the event loop stays free.
+Building the Anthropic provider's HTTP client imports `httpx2` (~60 ms; before we had a
+client of our own, `import anthropic` took 1–3 s on a small machine). `initialize` must
+not pay it (section 1 of the contract), nor the first `coder.input`. So once the server
+is initialized and its engine built, `start` schedules a task at once (`DELAY`, 0 by
+default: a prompt sent right after `initialized`, as ACP clients and scripts do, finds
+the client built or being built, and waits only for the rest) that builds the provider a
+turn would use (`Agent.provider_for_config`, the same cache) and calls its `prepare()`:
+the import and the client construction run in a worker thread, the event loop stays free.
 
 Then, still in the background, the models the account can use are listed
 (`GET /v1/models`, at most once per cache lifetime, see `coder_ls.llm.catalog`), and a
@@ -16,11 +16,11 @@ its end-of-life date and the model to switch to. A turn never waits for the list
 
 Nothing heavy is warmed for the `scripted` provider, or when the provider cannot be
 built (no API key: the first turn says so). A turn that starts before the warm-up ends
-simply waits for the same import (the provider serialises client construction).
+simply waits for the same construction (the provider serialises it).
 
 The setting `"warmup": false` (or `CODER_WARMUP=0` in the server's environment, which
-wins over the setting) turns the warm-up off: the idle process then stays ~50 MB smaller
-until the first turn, which waits for the import (benchmarks use it as the baseline).
+wins over the setting) turns the warm-up off: the first turn then builds the client
+itself, and the models are listed then (benchmarks use it as the baseline).
 """
 
 from __future__ import annotations
@@ -71,10 +71,10 @@ async def warm(engine: Engine, delay: float = DELAY) -> None:
     prepare = getattr(provider, "prepare", None)
     if prepare is None:
         return
-    log.debug("warm-up: preparing the %s provider (SDK import, client)", provider.name)
+    log.debug("warm-up: preparing the %s provider (its HTTP client)", provider.name)
     try:
         await prepare()
-    except Exception:  # a broken SDK install: the first turn reports it
+    except Exception:  # a broken install: the first turn reports it
         log.debug("warm-up failed", exc_info=True)
         return
     elapsed = 1000 * (time.perf_counter() - started)

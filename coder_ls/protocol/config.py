@@ -177,8 +177,8 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     sandbox: SandboxConfig = msgspec.field(default_factory=SandboxConfig)
     secrets: SecretsConfig = msgspec.field(default_factory=SecretsConfig)
     scripted_file: str | None = None  # provider "scripted": the file of turns to replay
-    # Build the provider while the server idles after start-up (the first turn then does
-    # not wait ~1 s for the SDK; the idle server holds ~50 MB more). CODER_WARMUP overrides.
+    # Build the provider while the server idles after start-up (its HTTP client, and the
+    # account's models listed in the background). CODER_WARMUP overrides.
     warmup: bool = True
     allow_outside_workspace: bool = False
     context_limit_tokens: PositiveInt = 200_000

@@ -10,7 +10,7 @@ APP = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 
 
 def api_env(server: FakeAnthropicServer) -> dict[str, str]:
-    """The server's environment: the real SDK talks to the fake endpoint."""
+    """The server's environment: the provider talks to the fake endpoint."""
     return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from agent_e2e import api_env
 from anthropic_models import MODELS, FakeModel, listing
+from anthropic_rules import API_HEADERS
 from anthropic_server import FakeAnthropicServer, reply
 from harness import Session, lsp_session
 
@@ -180,7 +181,7 @@ async def test_the_fake_refuses_what_each_model_refuses() -> None:
 
         def post(**body: Any) -> int:
             data = json.dumps({**base, **body}).encode()
-            req = urllib.request.Request(f"{fake.url}/v1/messages", data=data, method="POST")
+            req = urllib.request.Request(f"{fake.url}/v1/messages", data=data, headers=API_HEADERS, method="POST")
             try:
                 with urllib.request.urlopen(req, timeout=10) as response:
                     response.read()

@@ -225,6 +225,21 @@ def _check_thinking(body: dict[str, Any]) -> str | None:
     return None
 
 
+# What a raw test request sends so that the strict fake reads its body at all.
+API_HEADERS = {"anthropic-version": "2023-06-01", "x-api-key": "test-key", "content-type": "application/json"}
+
+
+def check_headers(headers: dict[str, str]) -> tuple[int, str, str] | None:
+    """What the real API answers a request without its version or its credential (names
+    lower-cased): (status, error type, message), or None."""
+    if not headers.get("anthropic-version"):
+        return 400, "invalid_request_error", "anthropic-version: header is required"
+    bearer = headers.get("authorization", "")
+    if not headers.get("x-api-key") and not (bearer.startswith("Bearer ") and bearer[7:].strip()):
+        return 401, "authentication_error", "x-api-key header is required"
+    return None
+
+
 def check_request(body: Any) -> str | None:
     """None when the real Messages API would accept `body`, else its 400 message."""
     problem = _check_required(body)

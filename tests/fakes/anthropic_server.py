@@ -76,13 +76,14 @@ import signal
 import sys
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from anthropic_count import check_count_request, count_tokens
 from anthropic_models import check_model, listing
-from anthropic_rules import check_request
+from anthropic_rules import check_headers, check_request
 from anthropic_sse import (
     ERROR_TYPES,
     EXHAUSTED_TEXT,
@@ -347,8 +348,15 @@ class FakeAnthropicServer:
             self.push(*(items or []))
             await self._send(writer, 200, {"ok": True, "pending": self.pending})
             return True
+        refused_headers = check_headers(req.headers) if self.strict and path.startswith("/v1/") else None
+        if refused_headers is not None:  # as the real API: no version or no credential, no answer
+            status, error_type, message = refused_headers
+            self.rejections.append((message, req.body))
+            await self._send(writer, status, {"type": "error", "error": {"type": error_type, "message": message}})
+            self.outcomes.append("rejected")
+            return True
         if req.method == "GET" and path == "/v1/models":
-            await self._list_models(writer)
+            await self._list_models(writer, req.path)
             return True
         if req.method == "POST" and path == "/v1/messages/count_tokens":
             await self._count(req, writer)
@@ -402,15 +410,30 @@ class FakeAnthropicServer:
         self.counted.append(tokens)
         await self._send(writer, 200, {"input_tokens": tokens})
 
-    async def _list_models(self, writer: asyncio.StreamWriter) -> None:
+    async def _list_models(self, writer: asyncio.StreamWriter, target: str) -> None:
+        """One page, as the real API pages it: `limit` (default 20, 1..1000) after `after_id`."""
         await asyncio.sleep(self.models_delay)
         if self.models_status != 200:
             error = {"type": "api_error", "message": "Internal server error"}
             await self._send(writer, self.models_status, {"type": "error", "error": error})
             return
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(target).query)
+        try:
+            limit = int(query.get("limit", ["20"])[0])
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 1000:
+            error = {"type": "invalid_request_error", "message": "limit: must be between 1 and 1000"}
+            await self._send(writer, 400, {"type": "error", "error": error})
+            return
         data = list(self.models)
-        page = {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
-                "last_id": data[-1]["id"] if data else None}  # fmt: skip
+        after = query.get("after_id", [None])[0]
+        if after is not None:
+            ids = [m["id"] for m in data]
+            data = data[ids.index(after) + 1 :] if after in ids else []
+        page_data, more = data[:limit], len(data) > limit
+        page = {"data": page_data, "has_more": more, "first_id": page_data[0]["id"] if page_data else None,
+                "last_id": page_data[-1]["id"] if page_data else None}  # fmt: skip
         await self._send(writer, 200, page)
 
     def _pick(self, messages: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from anthropic_rules import API_HEADERS
 from anthropic_server import FAKES_DIR, FakeAnthropicServer, build_events, check_rejections, reply
 
 from coder_ls.llm.anthropic_provider import AnthropicProvider
@@ -27,7 +28,7 @@ REQUEST = ProviderRequest(
 
 def get_json(url: str, data: Any = None) -> Any:
     body = None if data is None else json.dumps(data).encode()
-    req = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
+    req = urllib.request.Request(url, data=body, headers=API_HEADERS)
     with urllib.request.urlopen(req, timeout=5) as resp:
         return json.loads(resp.read())
 
@@ -220,7 +221,7 @@ ACCEPTED = {
 
 def post(url: str, body: Any) -> tuple[int, Any]:
     req = urllib.request.Request(
-        url + "/v1/messages", data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+        url + "/v1/messages", data=json.dumps(body).encode(), headers=API_HEADERS
     )
     try:
         with urllib.request.urlopen(req, timeout=5) as resp:
@@ -277,3 +278,56 @@ def test_a_refused_request_fails_the_test_that_sent_it() -> None:
         post(server.url, base(messages=[USE]))
         check_rejections(server, expected=True)  # a test that means it
         assert server.rejections == []
+
+
+@pytest.mark.expect_rejection
+@pytest.mark.parametrize(
+    ("drop", "status", "words"),
+    [("anthropic-version", 400, "anthropic-version"), ("x-api-key", 401, "x-api-key")],
+)
+def test_refuses_a_request_without_version_or_key(
+    fake_anthropic: FakeAnthropicServer, drop: str, status: int, words: str
+) -> None:
+    """Our own HTTP client sets these headers (no SDK does it for us): the fake checks them."""
+    fake_anthropic.push(reply("must not be consumed"))
+    headers = {k: v for k, v in API_HEADERS.items() if k != drop}
+    body = {"model": "claude-haiku-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    req = urllib.request.Request(fake_anthropic.url + "/v1/messages", data=json.dumps(body).encode(), headers=headers)
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(req, timeout=5)
+    assert info.value.code == status and words in json.loads(info.value.read())["error"]["message"]
+    assert fake_anthropic.pending == 1
+
+
+def test_models_listing_pages_as_the_api_does(fake_anthropic: FakeAnthropicServer) -> None:
+    def page(query: str) -> Any:
+        req = urllib.request.Request(f"{fake_anthropic.url}/v1/models?{query}", headers=API_HEADERS)
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return json.loads(resp.read())
+
+    first = page("limit=1")
+    assert len(first["data"]) == 1 and first["has_more"] is True
+    rest = page(f"limit=1000&after_id={first['last_id']}")
+    assert rest["has_more"] is False
+    assert [m["id"] for m in first["data"] + rest["data"]] == [m["id"] for m in page("limit=1000")["data"]]
+
+
+async def test_provider_reads_every_page_of_the_models_listing(fake_anthropic: FakeAnthropicServer) -> None:
+    """150 retired models first, then the current ones and a newer Sonnet on the last page:
+    the alias `sonnet` resolves to the model only the second page names."""
+    from coder_ls.llm.catalog import ModelCatalog
+
+    current = fake_anthropic.models
+    sonnet = next(m for m in current if m["id"].startswith("claude-sonnet"))
+    filler = [{**sonnet, "id": f"claude-old-{i}", "lifecycle": "retired"} for i in range(150)]
+    newest = {**sonnet, "id": "claude-sonnet-9-0", "created_at": "2027-01-01T00:00:00Z"}
+    fake_anthropic.models = [*filler, *current, newest]
+    provider = AnthropicProvider(api_key="k", base_url=fake_anthropic.url, catalog=ModelCatalog())
+    try:
+        await provider.refresh_models()
+    finally:
+        await provider.aclose()
+    assert provider.catalog.last_error == ""
+    listed = [r.path for r in fake_anthropic.requests if r.path.startswith("/v1/models")]
+    assert len(listed) == 2 and "after_id=claude-old-99" in listed[1]
+    assert provider.catalog.resolve("sonnet") == "claude-sonnet-9-0"
