@@ -86,6 +86,8 @@ class BatchedWriter:
         except RuntimeError:
             loop = None
         with self._lock:
+            if self._broken:  # the client is gone: nothing more reaches it
+                return
             self._pending.append(data)
             if loop is not None and len(self._pending) > 1:
                 return
@@ -104,9 +106,12 @@ class BatchedWriter:
             try:
                 self._stdout.write(data)
                 self._stdout.flush()
-            except (BrokenPipeError, ValueError):  # the client is gone; the read loop ends at EOF
+            except (BrokenPipeError, ConnectionResetError, ValueError):  # the client is gone
                 self._broken = True
-                log.error("the connection to the client is lost: shutting down")
+        # Said outside the lock: a log record may come back here (`window/logMessage`), and
+        # is dropped then, the writer being broken. The read loop ends at EOF.
+        if self._broken:
+            log.error("the connection to the client is lost: shutting down")
 
     def close(self) -> None:
         self.flush()

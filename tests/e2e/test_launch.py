@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 
 from harness import SERVER, full_caps, init_git, lsp_session, server_env
 from lsprotocol import types
@@ -176,3 +177,41 @@ async def test_tcp_mode_round_trip(tmp_path):
         await proc.wait()
     assert proc.stdout is not None
     assert await proc.stdout.read() == b""  # TCP mode: nothing on stdout either
+
+
+def test_a_client_gone_mid_write_leaves_no_server_behind(tmp_path):
+    """An editor killed while the server writes to it (its end of the pipe closed): the
+    server's next write fails, and it must still exit when its input ends. Before, the
+    failed write logged an error inside the writer's lock; the log went to the client
+    (`window/logMessage`) through the same writer and waited for that lock forever: every
+    killed editor left a server behind."""
+    root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
+
+    def frame(message: dict) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    proc = subprocess.Popen(
+        SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=root, env=server_env(root)
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        init = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))
+        proc.stdin.flush()
+        assert proc.stdout.read1(65536)  # the server answers
+        proc.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        proc.stdin.flush()
+        time.sleep(0.5)  # its log now goes to the client too (`window/logMessage`)
+        proc.stdout.close()  # the editor is gone: its end of the server's output is closed
+        for i in range(2, 5):  # each answer is a write into the closed pipe
+            command = {"command": "coder.listCommands", "arguments": [{}]}
+            request = {"jsonrpc": "2.0", "id": i, "method": "workspace/executeCommand", "params": command}
+            proc.stdin.write(frame(request))
+            proc.stdin.flush()
+        proc.stdin.close()
+        assert proc.wait(timeout=20) is not None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
