@@ -1,8 +1,8 @@
 """The Anthropic provider: the streaming Messages API through our own small HTTP client
-(`anthropic_http`: httpx2, typed stream events), not the SDK, whose import alone takes
+(`anthropic_http`: aiohttp, typed stream events), not the SDK, whose import alone takes
 about a second (see that module for why).
 
-The client is built lazily, in a worker thread (httpx2's import), the first time a turn
+The client is built lazily, in a worker thread (aiohttp's import), the first time a turn
 needs it (or on `prepare()`, which the warm-up calls at `initialized`), never when this
 module is imported.
 
@@ -160,7 +160,7 @@ class AnthropicProvider:
 
     # -- client
     async def prepare(self) -> None:
-        """Build the HTTP client (httpx2's import, in a thread, so the event loop is not
+        """Build the HTTP client (aiohttp's import, in a thread, so the event loop is not
         blocked). The server's warm-up calls it at `initialized` (`coder_ls.lsp.warmup`)."""
         if self._client is None:
             await _in_daemon_thread(self._get_client)

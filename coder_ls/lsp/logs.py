@@ -22,7 +22,7 @@ class RedactSecrets(logging.Filter):
     one redaction of the server, also used on what enters a session).
 
     Attached to every handler, so it sees the records of every logger (the
-    httpx2's debug log included) after they are formatted into a message.
+    aiohttp's debug log included) after they are formatted into a message.
     """
 
     def __init__(self) -> None:
@@ -125,5 +125,5 @@ def setup_logging(level: str, log_file: str | None) -> None:
     logging.getLogger("pygls").setLevel(max(root.level, logging.WARNING))
     logging.getLogger("watchfiles").setLevel(max(root.level, logging.WARNING))
     # one INFO line per HTTP request (every model step); failures are logged by the provider
-    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+    for name in ("aiohttp", "httpx", "httpx2", "httpcore", "httpcore2"):
         logging.getLogger(name).setLevel(max(root.level, logging.WARNING))

@@ -1,6 +1,6 @@
 """Warm the model provider while the server is idle, so the first turn does not wait.
 
-Building the Anthropic provider's HTTP client imports `httpx2` (~60 ms; before we had a
+Building the Anthropic provider's HTTP client imports `aiohttp` (~0.15 s; before we had a
 client of our own, `import anthropic` took 1–3 s on a small machine). `initialize` must
 not pay it (section 1 of the contract), nor the first `coder.input`. So once the server
 is initialized and its engine built, `start` schedules a task at once (`DELAY`, 0 by

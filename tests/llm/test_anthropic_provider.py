@@ -406,4 +406,4 @@ async def test_slow_stream_still_completes(fake_anthropic: FakeAnthropicServer) 
     started = time.monotonic()
     items = await collect(make_provider(fake_anthropic))
     assert text_of(items) == "abc"
-    assert time.monotonic() - started >= 0.2  # 11 events x 20 ms
+    assert time.monotonic() - started >= 0.18  # 9 events x 20 ms (the stream was really slow)

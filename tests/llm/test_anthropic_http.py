@@ -1,0 +1,53 @@
+"""The Messages API client's own reading of the wire: server-sent events however the bytes
+are cut, and error bodies that are not the API's (a proxy's HTML page)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from coder_ls.llm.anthropic_http import SseReader, http_error
+
+EVENTS = [
+    b'{"type":"message_start","message":{"usage":{"input_tokens":3}}}',
+    b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\\r\\nb"}}',
+    b'{"type":"message_stop"}',
+]
+
+
+def wire(newline: bytes) -> bytes:
+    out = b": keep-alive comment" + newline + newline
+    for data in EVENTS:
+        out += b"event: x" + newline + b"data: " + data + newline + newline
+    return out
+
+
+def read(chunks: list[bytes]) -> list[bytes]:
+    reader = SseReader()
+    found: list[bytes] = []
+    for chunk in chunks:
+        found += reader.feed(chunk)
+    return found
+
+
+@given(st.sampled_from([b"\n", b"\r\n", b"\r"]), st.lists(st.integers(min_value=0, max_value=400), max_size=12))
+def test_events_survive_any_cut_and_any_line_end(newline: bytes, cuts: list[int]) -> None:
+    raw = wire(newline)
+    points = sorted({min(c, len(raw)) for c in cuts})
+    chunks = [raw[a:b] for a, b in zip([0, *points], [*points, len(raw)], strict=True)]
+    assert read(chunks) == EVENTS
+
+
+def test_data_on_several_lines_is_joined() -> None:
+    assert read([b"data: {\"type\":\ndata: \"ping\"}\n\n"]) == [b'{"type":\n"ping"}']
+
+
+def test_an_html_error_page_is_a_retryable_server_error_with_its_start() -> None:
+    error = http_error(502, b"<html><body>Bad gateway</body></html>", {})
+    assert error.kind == "server" and error.retryable and "Bad gateway" in error.message
+
+
+def test_an_api_error_body_keeps_its_type_and_retry_after() -> None:
+    body = b'{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'
+    error = http_error(429, body, {"retry-after": "2"})
+    assert (error.kind, error.retryable, error.retry_after) == ("rate_limit", True, 2.0)
