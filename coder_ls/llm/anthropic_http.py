@@ -12,8 +12,8 @@ an HTTP error read into a `ProviderError`.
 Why aiohttp and not httpx2 (the SDK's own HTTP library): one streamed request and its
 events cost 0.45 ms with aiohttp (its parser is compiled) against 1.7 ms with httpx2,
 measured on the same fake endpoint; a third of the agent's bash step was httpx2. Its
-import (~0.15 s) runs in the warm-up's thread. `trust_env`: proxies from the environment
-(`HTTPS_PROXY`, `NO_PROXY`), as the SDK honoured them.
+import (~0.15 s) runs in the warm-up's thread. Proxies come from the environment
+(`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`), as the SDK honoured them (`proxy_for`).
 
 No import of aiohttp at module import: `MessagesClient.open()` does it.
 """
@@ -21,6 +21,7 @@ No import of aiohttp at module import: `MessagesClient.open()` does it.
 from __future__ import annotations
 
 import email.utils
+import os
 import time
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
@@ -234,6 +235,23 @@ class SseReader:
         return out
 
 
+def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The proxy the environment names for `url` (`HTTPS_PROXY` / `HTTP_PROXY`, `ALL_PROXY`,
+    unless `NO_PROXY` lists its host), read once per client: aiohttp's own `trust_env` would
+    look it up (and ~/.netrc) in a worker thread at every request."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    environ = dict(os.environ if env is None else env)
+    lowered = {k.lower(): v for k, v in environ.items() if k.lower().endswith("_proxy") and v}
+    bypass = lowered.get("no_proxy", "")
+    bypassed = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # public, untyped
+    if bypass and parts.hostname and bypassed(parts.hostname, {"no": bypass}):
+        return None
+    return lowered.get(f"{parts.scheme}_proxy") or lowered.get("all_proxy") or None
+
+
 class MessagesClient:
     """One connection pool to the Messages API (see the module docstring)."""
 
@@ -262,6 +280,7 @@ class MessagesClient:
         self._read_timeout = read_timeout
         self._aiohttp: Any = None
         self._client: Any = None  # an aiohttp.ClientSession, made on the event loop
+        self._proxy: str | None = None
 
     def open(self) -> None:
         """Import aiohttp (blocking, ~0.15 s: the provider runs it in a thread). The session
@@ -278,11 +297,11 @@ class MessagesClient:
     def _session(self) -> Any:
         if self._client is None:
             self.open()
+            self._proxy = proxy_for(self.base_url)
             self._client = self._aiohttp.ClientSession(
                 base_url=self.base_url + "/",  # a base with a path (a gateway) keeps it
                 headers=self.headers,
                 timeout=self.timeout(self._read_timeout),
-                trust_env=True,  # HTTPS_PROXY / NO_PROXY, as the SDK's httpx did
             )
         return self._client
 
@@ -295,6 +314,8 @@ class MessagesClient:
         """The response, its headers read; an HTTP error status raised as `ProviderError`."""
         session = self._session()
         options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        if self._proxy:
+            options["proxy"] = self._proxy
         try:
             response = await session.request(method, path.lstrip("/"), data=body, **options)
         except (self._aiohttp.ClientError, TimeoutError) as exc:

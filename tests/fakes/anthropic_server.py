@@ -124,6 +124,7 @@ class RecordedRequest:
     headers: dict[str, str]  # lower-cased names
     body: Any  # JSON-decoded body, or None
     time: float = field(default_factory=time.monotonic)
+    via_proxy: str | None = None  # the absolute URL asked for, when it came as a proxy's request
 
     def to_json(self) -> dict[str, Any]:
         return {"method": self.method, "path": self.path, "headers": self.headers, "body": self.body}
@@ -307,7 +308,12 @@ class FakeAnthropicServer:
                 body = json.loads(raw)
             except ValueError:
                 body = raw.decode("utf-8", "replace")
-        recorded = RecordedRequest(method=method, path=target, headers=headers, body=body)
+        via_proxy = None
+        if target.startswith(("http://", "https://")):  # absolute form: the fake was used as a proxy
+            via_proxy = target
+            split = urllib.parse.urlsplit(target)
+            target = split.path + (f"?{split.query}" if split.query else "")
+        recorded = RecordedRequest(method=method, path=target, headers=headers, body=body, via_proxy=via_proxy)
         self.requests.append(recorded)
         if self.record_file is not None and not target.startswith(("/_", "/health")):
             with self.record_file.open("a", encoding="utf-8") as fh:

@@ -51,3 +51,36 @@ def test_an_api_error_body_keeps_its_type_and_retry_after() -> None:
     body = b'{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'
     error = http_error(429, body, {"retry-after": "2"})
     assert (error.kind, error.retryable, error.retry_after) == ("rate_limit", True, 2.0)
+
+
+def test_the_proxy_comes_from_the_environment_once() -> None:
+    from coder_ls.llm.anthropic_http import proxy_for
+
+    env = {"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "localhost,.internal"}
+    assert proxy_for("https://api.anthropic.com", env) == "http://proxy:3128"
+    assert proxy_for("https://gw.internal/anthropic", env) is None
+    assert proxy_for("https://api.anthropic.com", {"all_proxy": "http://any:1"}) == "http://any:1"
+    assert proxy_for("http://127.0.0.1:9", {"HTTPS_PROXY": "http://proxy:3128"}) is None  # http, not https
+
+
+async def test_requests_go_through_the_proxy_the_environment_names(monkeypatch) -> None:
+    """The endpoint is a name that does not resolve; only the proxy (the fake, which
+    answers a proxy's absolute-form request) can reach it."""
+    from anthropic_server import FakeAnthropicServer, reply
+
+    from coder_ls.llm.anthropic_provider import AnthropicProvider
+    from coder_ls.llm.base import ProviderRequest, TextDelta
+    from coder_ls.protocol.messages import Message, TextBlock
+
+    with FakeAnthropicServer([reply("through the proxy")]) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        provider = AnthropicProvider(api_key="k", base_url="http://anthropic.invalid", max_attempts=1)
+        request = ProviderRequest(model="claude-haiku-4-5", system="", messages=[Message("user", [TextBlock("hi")])])
+        try:
+            text = "".join([i.text async for i in provider.stream(request) if isinstance(i, TextDelta)])
+        finally:
+            await provider.aclose()
+    assert text == "through the proxy"
+    assert proxy.message_requests[0].via_proxy == "http://anthropic.invalid/v1/messages"
