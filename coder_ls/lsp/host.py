@@ -18,6 +18,7 @@ from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
 from coder_ls.lsp.edits import needs_disk_create, workspace_edit
 from coder_ls.lsp.plain import plain
 from coder_ls.lsp.progress import ProgressManager
+from coder_ls.lsp.protocol import CoderProtocol
 from coder_ls.protocol.ask import AskAnswer, AskQuestion, AskUserParams, AskUserResult
 from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange, Finding
 from coder_ls.protocol.events import Event
@@ -97,7 +98,9 @@ class LspHost:
         if event.agent_id is None:  # not a subagent's: the keys are left out, not null
             payload.pop("agentId", None)
             payload.pop("parentCallId", None)
-        self.server.protocol.notify("coder/event", payload)
+        protocol = self.server.protocol
+        assert isinstance(protocol, CoderProtocol)
+        protocol.notify_json("coder/event", payload)
 
     def show_message(self, kind: MessageKind, message: str) -> None:
         self.server.window_show_message(types.ShowMessageParams(type=_KINDS[kind], message=message))

@@ -12,6 +12,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from coder_ls.lsp.protocol import CoderProtocol
+
 log = logging.getLogger(__name__)
 CREATE_TIMEOUT = 5.0  # seconds a client may take to accept a progress token
 
@@ -58,9 +60,13 @@ class ProgressManager:
 
     def report(self, submission_id: str, message: str, percentage: int | None = None) -> None:
         token = self._active.get(submission_id)
-        if token is not None:
-            report = types.WorkDoneProgressReport(message=message, percentage=percentage)
-            self.server.work_done_progress.report(token, report)
+        if token is not None:  # `$/progress` as pygls would send it, encoded by msgspec
+            value: dict[str, object] = {"kind": "report", "message": message}
+            if percentage is not None:
+                value["percentage"] = percentage
+            protocol = self.server.protocol
+            assert isinstance(protocol, CoderProtocol)
+            protocol.notify_json(types.PROGRESS, {"token": token, "value": value})
 
     def end(self, submission_id: str, message: str) -> None:
         self._drop_request_token(submission_id)

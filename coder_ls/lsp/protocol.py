@@ -75,6 +75,17 @@ class CoderProtocol(LanguageServerProtocol):
         body = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (msgspec.json.encode(msg_id), bytes(result))
         self._send_bytes(body)
 
+    def notify_json(self, method: str, params: Any) -> None:
+        """`notify`, with `params` (builtins or msgspec structs) encoded by msgspec and sent as
+        they are: no cattrs walk, no `json.dumps` (an event or a progress report per step of a
+        turn). A text UTF-8 cannot carry (an unpaired surrogate) goes pygls's way, escaped."""
+        try:
+            encoded = msgspec.json.encode(params)
+        except UnicodeEncodeError:
+            self.notify(method, msgspec.to_builtins(params))
+            return
+        self._send_bytes(b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (msgspec.json.encode(method), encoded))
+
     def _send_bytes(self, body: bytes) -> None:
         """`_send_data` for a body already encoded (UTF-8 JSON): the same framing."""
         if self.writer is None:
