@@ -36,6 +36,8 @@ from pygls.exceptions import (
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from coder_ls.lsp.writer import BatchedWriter
+
 log = logging.getLogger(__name__)
 
 #: Errors the client caused: an answer and one line in the log, no traceback.
@@ -73,7 +75,7 @@ class CoderProtocol(LanguageServerProtocol):
             return
         self._result_types.pop(msg_id, None)
         body = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (msgspec.json.encode(msg_id), bytes(result))
-        self._send_bytes(body)
+        self._send_bytes(body, urgent=True)
 
     def notify_json(self, method: str, params: Any) -> None:
         """`notify`, with `params` (builtins or msgspec structs) encoded by msgspec and sent as
@@ -86,7 +88,19 @@ class CoderProtocol(LanguageServerProtocol):
             return
         self._send_bytes(b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (msgspec.json.encode(method), encoded))
 
-    def _send_bytes(self, body: bytes) -> None:
+    def _send_data(self, data: Any) -> None:
+        """pygls's own sending; a response or a request of ours (it has an id: the client
+        waits on it) leaves at once, with what is pending, instead of waiting for company."""
+        super()._send_data(data)
+        msg_id = data.get("id") if isinstance(data, dict) else getattr(data, "id", None)
+        if msg_id is not None:
+            self._urgent()
+
+    def _urgent(self) -> None:
+        if isinstance(self.writer, BatchedWriter):
+            self.writer.flush()
+
+    def _send_bytes(self, body: bytes, *, urgent: bool = False) -> None:
         """`_send_data` for a body already encoded (UTF-8 JSON): the same framing."""
         if self.writer is None:
             log.error("Unable to send data, no available transport!")
@@ -96,6 +110,8 @@ class CoderProtocol(LanguageServerProtocol):
             body = header.encode("ascii") + body
         try:
             res = self.writer.write(body)
+            if urgent:
+                self._urgent()
             if inspect.isawaitable(res):
                 task = asyncio.ensure_future(res)
                 self._writes.add(task)

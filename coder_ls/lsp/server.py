@@ -27,6 +27,7 @@ from coder_ls.lsp.logs import ClientLogHandler, add_secret_names
 from coder_ls.lsp.progress import ProgressManager
 from coder_ls.lsp.protocol import CoderProtocol
 from coder_ls.lsp.stream import read_messages
+from coder_ls.lsp.writer import BatchedWriter
 from coder_ls.protocol.ops import Submission
 from coder_ls.protocol.results import CommandResult, error_result
 
@@ -66,56 +67,6 @@ def encoded(result: Any) -> Any:
         return msgspec.Raw(msgspec.json.encode(result))
     except UnicodeEncodeError:
         return msgspec.to_builtins(result)
-
-
-class BatchedWriter:
-    """stdout for pygls, one write (and one wake-up of the client) per turn of the event loop:
-    the messages a step sends at once (events, progress, a response) go out together, in order.
-    Outside the event loop's thread (a log record from a worker thread), or with no loop
-    running (start-up, shutdown), a message is written at once, after what is pending."""
-
-    def __init__(self, stdout: BinaryIO) -> None:
-        self._stdout = stdout
-        self._pending: list[bytes] = []
-        self._lock = threading.Lock()
-        self._broken = False
-
-    def write(self, data: bytes) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        with self._lock:
-            if self._broken:  # the client is gone: nothing more reaches it
-                return
-            self._pending.append(data)
-            if loop is not None and len(self._pending) > 1:
-                return
-        if loop is None:
-            self.flush()
-        else:
-            loop.call_soon(self.flush)
-
-    def flush(self) -> None:
-        with self._lock:
-            if not self._pending or self._broken:
-                self._pending.clear()
-                return
-            data = b"".join(self._pending)
-            self._pending.clear()
-            try:
-                self._stdout.write(data)
-                self._stdout.flush()
-            except (BrokenPipeError, ConnectionResetError, ValueError):  # the client is gone
-                self._broken = True
-        # Said outside the lock: a log record may come back here (`window/logMessage`), and
-        # is dropped then, the writer being broken. The read loop ends at EOF.
-        if self._broken:
-            log.error("the connection to the client is lost: shutting down")
-
-    def close(self) -> None:
-        self.flush()
-        self._stdout.close()
 
 
 class CoderServer(LanguageServer):

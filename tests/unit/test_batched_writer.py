@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 
-from coder_ls.lsp.server import BatchedWriter
+from coder_ls.lsp.writer import BatchedWriter
 
 
 class Recorder(io.BytesIO):
@@ -21,14 +21,28 @@ class Recorder(io.BytesIO):
 async def test_messages_sent_together_go_out_in_one_write_in_order() -> None:
     out = Recorder()
     w = BatchedWriter(out)
-    for i in range(5):
+    for i in range(3):
         w.write(b"m%d;" % i)
-    assert out.writes == []  # not yet: the loop has not turned
     await asyncio.sleep(0)
-    assert out.writes == [b"m0;m1;m2;m3;m4;"]
+    w.write(b"m3;")  # a later turn of the loop, within HOLD: the same write
+    assert out.writes == []  # not yet: notifications wait for company
+    await asyncio.sleep(BatchedWriter.HOLD * 3)
+    assert out.writes == [b"m0;m1;m2;m3;"]
     w.write(b"later")
-    await asyncio.sleep(0)
+    await asyncio.sleep(BatchedWriter.HOLD * 3)
     assert out.writes[-1] == b"later"
+
+
+async def test_an_urgent_message_leaves_at_once_after_what_is_pending() -> None:
+    """A response (the client waits on it) never waits for company, nor overtakes the
+    notifications sent before it."""
+    out = Recorder()
+    w = BatchedWriter(out)
+    w.write(b"event;")
+    w.write(b"response;", urgent=True)
+    assert out.writes == [b"event;response;"]
+    await asyncio.sleep(BatchedWriter.HOLD * 3)
+    assert out.writes == [b"event;response;"]  # the cancelled timer writes nothing more
 
 
 def test_outside_a_running_loop_each_message_is_written_at_once() -> None:
@@ -46,8 +60,8 @@ async def test_a_closed_client_is_logged_not_raised_and_nothing_more_is_written(
     out = Broken()
     w = BatchedWriter(out)
     w.write(b"a")
-    await asyncio.sleep(0)
+    await asyncio.sleep(BatchedWriter.HOLD * 3)
     w.write(b"b")
-    await asyncio.sleep(0)
+    await asyncio.sleep(BatchedWriter.HOLD * 3)
     assert out.writes == [b"a"]
     assert "connection to the client is lost" in caplog.text

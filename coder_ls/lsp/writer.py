@@ -1,0 +1,70 @@
+"""The server's output to the client: one write for what goes out together (`BatchedWriter`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import BinaryIO
+
+log = logging.getLogger(__name__)
+
+__all__ = ["BatchedWriter"]
+
+
+class BatchedWriter:
+    """stdout for pygls: notifications wait up to `HOLD` seconds for company, so the events
+    and progress of one agent step (a few turns of the event loop apart) go out in one
+    write and wake the client once; whatever the client waits on (a response, a request of
+    ours) is written at once, with what is pending before it, in order (`urgent`).
+    Outside the event loop's thread (a log record from a worker thread), or with no loop
+    running (start-up, shutdown), a message is written at once, after what is pending."""
+
+    HOLD = 0.002
+
+    def __init__(self, stdout: BinaryIO) -> None:
+        self._stdout = stdout
+        self._pending: list[bytes] = []
+        self._lock = threading.Lock()
+        self._broken = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def write(self, data: bytes, *, urgent: bool = False) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        with self._lock:
+            if self._broken:  # the client is gone: nothing more reaches it
+                return
+            self._pending.append(data)
+            if loop is not None and not urgent and self._timer is not None:
+                return
+        if loop is None or urgent:
+            self.flush()
+        else:
+            self._timer = loop.call_later(self.HOLD, self.flush)
+
+    def flush(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+        with self._lock:
+            if not self._pending or self._broken:
+                self._pending.clear()
+                return
+            data = b"".join(self._pending)
+            self._pending.clear()
+            try:
+                self._stdout.write(data)
+                self._stdout.flush()
+            except (BrokenPipeError, ConnectionResetError, ValueError):  # the client is gone
+                self._broken = True
+        # Said outside the lock: a log record may come back here (`window/logMessage`), and
+        # is dropped then, the writer being broken. The read loop ends at EOF.
+        if self._broken:
+            log.error("the connection to the client is lost: shutting down")
+
+    def close(self) -> None:
+        self.flush()
+        self._stdout.close()
