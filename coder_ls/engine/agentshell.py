@@ -44,6 +44,7 @@ class AgentShell:
         self._closed = False
         self._grants: tuple[int, int, object] | None = None  # what the shell was given (see `run`)
         self._private: tuple[str, ...] | None = None  # `sandbox.server_dirs()`, once per session
+        self._box: tuple[SandboxConfig, sandbox.Sandbox] | None = None  # the last one resolved
 
     @property
     def cwd(self) -> Path:
@@ -69,7 +70,14 @@ class AgentShell:
             self._tmp = Path(tempfile.mkdtemp(prefix="tmp-", dir=lifetime.run_dir()))
         if self._private is None:  # the server's own directories: fixed for its life (2/3 of the cost)
             self._private = sandbox.server_dirs()
-        return sandbox.resolve(config, self._root, self._tmp, private=self._private)
+        box = self._box[1] if self._box is not None and self._box[0] == config else None
+        if box is not None and self._tmp.is_dir() and os.path.isdir(box.cache):
+            return box  # the same settings, every writable root there: the same box
+        box = sandbox.resolve(config, self._root, self._tmp, private=self._private)
+        # a writable root that does not exist yet is looked for again at the next command
+        complete = box is not None and len(box.writable) == len(config.writable_roots)
+        self._box = (config, box) if box is not None and complete else None
+        return box
 
     async def run(
         self,

@@ -19,7 +19,7 @@ from coder_ls.hooks.answers import combine, failure_text, interpret
 from coder_ls.hooks.matcher import matches, valid
 from coder_ls.hooks.records import NO_VERDICT, AnyHookEvent, HookEvent, Verdict, event_name, match_value
 from coder_ls.hooks.runner import run_hook
-from coder_ls.hooks.settings import HookProblem, HookSpec, load_hooks, plugin_hooks, signature
+from coder_ls.hooks.settings import HookProblem, HookSpec, load_hooks, plugin_hooks, signature, source_files
 from coder_ls.hooks.toolmap import our_name
 from coder_ls.protocol.events import Event, HookRan
 
@@ -39,6 +39,7 @@ class Hooks:
         show: Show,
     ) -> None:
         self.root, self.env = root, env
+        self._files = source_files(root, env)  # stat'd at each event: their paths made once
         self._trusted, self._secrets, self._show = trusted, secrets, show
         self._key: tuple[object, ...] | None = None
         self._specs: list[HookSpec] = []
@@ -62,7 +63,7 @@ class Hooks:
     def specs(self) -> list[HookSpec]:
         """Every hook that may run now (sources re-read only when one changed)."""
         trusted = self._trusted()
-        key = (trusted, signature(self.root, self.env))
+        key = (trusted, signature(self._files))
         if key != self._key:
             self._key = key
             specs, problems, waiting = load_hooks(self.root, self.env, trusted=trusted)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -196,13 +196,18 @@ def plugin_hooks(plugin_root: Path, problems: list[HookProblem]) -> list[HookSpe
     return _hooks_of_file(plugin_root / "hooks" / "hooks.json", "plugin", problems, str(plugin_root))
 
 
-def signature(root: Path, env: Mapping[str, str]) -> tuple[tuple[str, int, int], ...]:
+def source_files(root: Path, env: Mapping[str, str]) -> tuple[str, ...]:
+    """Every file hooks are read from (the user's, then the workspace's), for `signature`."""
+    return tuple(str(p) for p in [*user_files(env), *workspace_files(root)])
+
+
+def signature(files: Sequence[str]) -> tuple[tuple[str, int, int], ...]:
     """Changes when a hook source changes (size, mtime), so sources are re-read only then."""
     out = []
-    for path in [*user_files(env), *workspace_files(root)]:
+    for path in files:
         try:
             st = os.stat(path)
         except OSError:
             continue
-        out.append((str(path), st.st_size, st.st_mtime_ns))
+        out.append((path, st.st_size, st.st_mtime_ns))
     return tuple(out)
