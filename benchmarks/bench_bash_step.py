@@ -98,7 +98,7 @@ for turn in range(int(sys.argv[2])):
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": c["id"], "content": run(c["input"]["command"])} for c in calls]})
 """
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-sonnet-5-5"  # the default model (`sonnet`); both sides send it
 
 
 def bash_step(command: str = "true") -> dict[str, Any]:
@@ -162,7 +162,7 @@ async def measure(rounds: int, steps: int, load: int = 0, before: Path | None = 
                 clients = {}
                 for name, extra in [("coder_ls", {}), *([("before", {"PYTHONPATH": str(before)})] if before else [])]:
                     root = init_git(tmp / f"ws-{name}", dict(SMALL_REPO))
-                    write_user_config(root, {"permissions": "yolo"})
+                    write_user_config(root, {"permissions": "yolo", "model": MODEL})
                     clients[name] = await stack.enter_async_context(coder_server(root, env={**env, **extra}))
                     out[name], out[f"{name} cpu"] = [], []
                 for n in range(rounds):
