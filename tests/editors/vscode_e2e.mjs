@@ -3,7 +3,7 @@
 // the extension's diff (the edit is the approval question), /undo, Cancel of a running `!sleep 30` in the extension's Cancel
 // notification, the "Coder: Fix" code action, "Coder: Revert agent change", a subagent
 // stopped by its own Stop, a /task in the Tasks view, an image pasted into the chat with
-// the editor-context chip, an ask_user question answered in a quick pick, and links in model output that try
+// the editor-context chip, an ask_user question answered in a quick pick, and command: links (model output, a README) that try
 // `!touch pwned`, `rm victim` and /trust (vscode_e2e_links.mjs). Asserts what the page shows (and
 // the file on disk), and saves a screenshot per step. Run by scripts/e2e-editors:
 //   CODER_E2E_URL (code-server URL with ?folder=), CODER_E2E_WS (the workspace),
@@ -329,7 +329,7 @@ try {
 
   }
   if (!ONLY || ONLY === 'input') await inputSteps();
-  // 15. links in model output that try to run `!touch pwned`, `rm victim`, /trust
+  // 15. command: links (model output, a README) that try `!touch pwned`, `rm victim`, /trust
   if (!ONLY || ONLY === 'link') await linkSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
   step('all steps passed');
 } catch (e) {

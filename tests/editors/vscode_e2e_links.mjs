@@ -1,15 +1,17 @@
-// Step 15 of the code-server scenario (tests/editors/vscode_e2e.mjs): links in model
-// output that try to run a shell line or /trust (issue 22, "Who may run what").
+// Step 15 of the code-server scenario (tests/editors/vscode_e2e.mjs): `command:` links
+// that try to run a shell line or /trust (issue 22, "Who may run what").
 //
-// Where a link can reach `coder.*` in a real VS Code:
+// Where such a link can be clicked in a real VS Code:
 // - the chat transcript is our webview: its Markdown renderer (src/markdown.ts) leaves a
-//   `command:` link as text, and the webview has no `enableCommandUris`: not clickable;
-// - a notification: VS Code renders `[label](command:...)` in a notification's message as
-//   a link and runs it with `allowCommands` when clicked. The bash approval question is a
-//   notification (`window/showMessageRequest`) quoting the command the model chose, so
-//   model output reaches it. Those clicks go through the language client's middleware,
-//   which marks them `link` (src/origin.ts), and the server refuses the shell lines and
-//   /trust from a link.
+//   `command:` link as text, and the webview has no `enableCommandUris`;
+// - a notification renders `[label](command:...)` in its message as a link showing only
+//   its label, and runs it when clicked. The bash approval question is a notification
+//   (`window/showMessageRequest`) quoting the command the model chose: the extension shows
+//   it `plain` (src/plainText.ts), the link syntax broken, so it reads as text;
+// - a Markdown file in an editor: its links are document links, and Ctrl+click runs a
+//   `command:` one. The workspace's README.md holds three. Those clicks go through the
+//   language client's middleware, which marks them `link` (src/origin.ts), with arguments
+//   or without, and the server refuses the shell lines and /trust from a link.
 // The same `!touch pwned`, typed in the chat, runs.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,53 +43,61 @@ export async function linkSteps(t) {
   await answer.click(); // a user clicks the words: nothing happens
   step('the transcript shows the command: link as text, no anchor');
 
-  // 15b. the approval question of the model's bash call is a notification quoting the
-  // command: VS Code renders the links in it, and a click runs them
+  // 15b. the approval question of the model's bash call quotes the command: its links
+  // show as text, target included, in the notification
   const ask = page.locator('.notifications-toasts .notification-toast', { hasText: 'wants to run' }).first();
   await until('the approval notification of the bash call', async () => ask.isVisible(), 30000);
-  for (const [label, uri] of [['clean up', LINKS.input], ['tidy', LINKS.shell], ['trust', LINKS.trust]]) {
-    const a = ask.locator('a', { hasText: label }).first();
-    await until(`the "${label}" link in the approval notification`, async () => a.isVisible(), 5000);
-    // VS Code shows the target as the link's title: it must be the command: URI itself
-    const target = `${(await a.getAttribute('href')) ?? ''} ${(await a.getAttribute('title')) ?? ''}`;
-    if (!target.includes(uri.split('?')[0])) throw new Error(`the "${label}" link points at ${target}, not ${uri}`);
-    await a.click();
-    step(`clicked the "${label}" link (${uri.slice(0, 40)}…) in the notification`);
+  // What gave way is collected (not thrown at once), so that one run names every guard.
+  const gaveWay = [];
+  const askText = ((await ask.locator('.notification-list-item-message').innerText()) ?? '').replace(/\u200b/g, '');
+  const askLinks = await ask.locator('.notification-list-item-message a').allInnerTexts();
+  if (askLinks.length || !askText.includes(`[clean up](${LINKS.input})`)) {
+    gaveWay.push(`the approval shows live links ${JSON.stringify(askLinks)} instead of the command (${askText})`);
+  }
+  await screenshot('approval-plain');
+  await ask.locator('a.monaco-button', { hasText: 'Deny' }).first().click();
+  await until('the answer after the denied call', async () => (await transcriptText()).includes('Left the workspace as it is.'), 30000);
+  step('the approval showed the links as text; denied');
+
+  // 15c. the workspace's README.md holds the same links: Ctrl+click each in the editor
+  writeFileSync(join(WS, 'README.md'), `# Tidy\n\n- [clean up](${LINKS.input})\n- [tidy](${LINKS.shell})\n- [trust](${LINKS.trust})\n`);
+  await page.keyboard.press('Control+P');
+  await page.keyboard.type('README.md');
+  await until('README.md in quick open', async () => page.locator('.quick-input-widget .monaco-list-row', { hasText: 'README.md' }).first().isVisible(), 10000);
+  await page.keyboard.press('Enter');
+  await until('README.md in an editor', async () => page.locator('.tabs-container .tab.active', { hasText: 'README.md' }).isVisible(), 10000);
+  const refusal = (line) => `${line}: from a link (not typed by you) (origin 'link'), ${refusedShell}`;
+  const outcomes = async () => {
+    const text = await transcriptText();
+    return {
+      input: text.includes(refusal("'touch pwned'")) || existsSync(pwned),
+      shell: text.includes(refusal("'rm victim'")) || !existsSync(victim),
+      trust: text.includes(refusedTrust) || text.includes('Trusted this workspace'),
+    };
+  };
+  for (const [key, uri] of [['input', LINKS.input], ['shell', LINKS.shell], ['trust', LINKS.trust]]) {
+    const target = page.locator('.editor-instance .view-line span span', { hasText: uri.split('?')[0] }).last();
+    // the document links come from the Markdown language server once it has the file
+    await until(`the ${key} link run by Ctrl+click (${uri.slice(0, 40)}…)`, async () => {
+      if ((await outcomes())[key]) return true;
+      await target.click({ modifiers: ['Control'], timeout: 3000 });
+      await page.waitForTimeout(500);
+      return (await outcomes())[key];
+    }, 20000);
+    step(`Ctrl+clicked the ${key} link in README.md`);
   }
   await screenshot('link-clicked');
-
-  // /trust is immediate: answered at once, refused (a click is not the user's typing)
-  await until('/trust from the link refused, or run', async () => {
-    const text = await transcriptText();
-    return text.includes(refusedTrust) || text.includes('Trusted this workspace');
-  }, 15000);
-  if ((await transcriptText()).includes('Trusted this workspace')) throw new Error('a command:coder.trust link trusted the workspace');
-  const trustToast = page.locator('.notifications-toasts .notification-toast', { hasText: refusedTrust }).first();
-  await until('the /trust refusal in a notification', async () => trustToast.isVisible(), 5000);
-  step('/trust from the link refused');
-
-  // the shell lines wait behind the turn: Deny the bash call, the turn ends, then they
-  // are taken up and refused
-  await ask.locator('a.monaco-button', { hasText: 'Deny' }).first().click();
-  step('denied the bash call');
-  await until('the answer after the denied call', async () => (await transcriptText()).includes('Left the workspace as it is.'), 30000);
-  await until('the two shell lines from links refused, or run', async () => {
-    const text = await transcriptText();
-    return (text.split(refusedShell).length - 1 >= 2) || existsSync(pwned) || !existsSync(victim);
-  }, 20000);
-  if (existsSync(pwned)) throw new Error('a command:coder.input link ran `!touch pwned`');
-  if (!existsSync(victim)) throw new Error('a command:coder.shell link ran `rm victim`');
-  const text = await transcriptText();
-  for (const line of ["'touch pwned'", "'rm victim'"]) {
-    if (!text.includes(`${line}: from a link (not typed by you) (origin 'link'), ${refusedShell}`)) {
-      throw new Error(`no refusal of ${line} from the link in the transcript`);
-    }
+  if ((await transcriptText()).includes('Trusted this workspace')) gaveWay.push('a command:coder.trust link trusted the workspace');
+  if (existsSync(pwned)) gaveWay.push('a command:coder.input link ran `!touch pwned`');
+  if (!existsSync(victim)) gaveWay.push('a command:coder.shell link ran `rm victim`');
+  if (gaveWay.length) throw new Error(`links: ${gaveWay.join('; ')}`);
+  for (const text of [refusedShell, refusedTrust]) {
+    await until(`a notification "${text}"`, async () => page.locator('.notifications-toasts .notification-toast', { hasText: text }).first().isVisible(), 5000);
   }
-  await until('a refusal notification', async () => page.locator('.notifications-toasts .notification-toast', { hasText: refusedShell }).first().isVisible(), 5000);
   await screenshot('link-refused');
   step('the links were refused: pwned absent, victim kept, the workspace not trusted');
 
-  // 15c. the same line typed in the chat runs
+  // 15d. the same line typed in the chat runs
   await send('!touch pwned');
   await until('pwned created by the typed !touch pwned', async () => existsSync(pwned), 20000);
   step('the typed `!touch pwned` ran');

@@ -12,6 +12,7 @@
 import * as vscode from 'vscode';
 import type { ApplyWorkspaceEditParams } from 'vscode-languageclient/node';
 import { decisionSummary, type FileReview, hunkLines, hunkSummary, textWith } from './reviewModel';
+import { plain } from './plainText';
 
 export const REVIEW_SCHEME = 'coder-review';
 
@@ -79,7 +80,7 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
     // the server gave up on the question (the turn was stopped, or it timed out): close it
     const gone = withdrawn?.onCancellationRequested(() => {
       decide(false);
-      void vscode.window.showInformationMessage(`${label}: withdrawn by Coder (the turn stopped or the review timed out); nothing was applied.`);
+      void vscode.window.showInformationMessage(plain(`${label}: withdrawn by Coder (the turn stopped or the review timed out); nothing was applied.`));
     });
     try {
       for (let i = 0; i < files.length; i++) {
@@ -97,7 +98,7 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
       const apply = await vscode.window.withProgress(
         {
           location: vscode.ProgressLocation.Notification,
-          title: `${label}: untick the changes to reject, then Apply (Cancel rejects them all)`,
+          title: plain(`${label}: untick the changes to reject, then Apply (Cancel rejects them all)`),
           cancellable: true,
         },
         (_progress, token) => {
