@@ -32,6 +32,8 @@ export async function linkSteps(t) {
   writeFileSync(victim, 'keep me\n');
   const refusedShell = "a shell line never runs: type it yourself";
   const refusedTrust = '/trust runs only when you type it';
+  // What gave way is collected (not thrown at once), so that one run names every guard.
+  const gaveWay = [];
 
   // 15a. the model's answer holds a `command:` link: the transcript shows it as text
   await send('tidy up the workspace');
@@ -39,28 +41,26 @@ export async function linkSteps(t) {
   await until('the answer holding the command: link, shown as text', async () => answer.isVisible(), 30000);
   const anchors = await chat.locator('#transcript a').evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
   const clickable = anchors.filter((h) => !h.startsWith('#'));
-  if (clickable.length) throw new Error(`the transcript renders links the model wrote: ${JSON.stringify(clickable)}`);
+  if (clickable.length) gaveWay.push(`the transcript renders links the model wrote: ${JSON.stringify(clickable)}`);
+  else step('the transcript shows the command: link as text, no anchor');
   await answer.click(); // a user clicks the words: nothing happens
-  step('the transcript shows the command: link as text, no anchor');
 
   // 15b. the approval question of the model's bash call quotes the command: its links
   // show as text, target included, in the notification
   const ask = page.locator('.notifications-toasts .notification-toast', { hasText: 'wants to run' }).first();
   await until('the approval notification of the bash call', async () => ask.isVisible(), 30000);
-  // What gave way is collected (not thrown at once), so that one run names every guard.
-  const gaveWay = [];
   const askText = ((await ask.locator('.notification-list-item-message').innerText()) ?? '').replace(/\u200b/g, '');
   const askLinks = await ask.locator('.notification-list-item-message a').allInnerTexts();
   if (askLinks.length || !askText.includes(`[clean up](${LINKS.input})`)) {
     gaveWay.push(`the approval shows live links ${JSON.stringify(askLinks)} instead of the command (${askText})`);
-  }
+  } else step('the approval shows the links as text, targets included');
   await screenshot('approval-plain');
   await ask.locator('a.monaco-button', { hasText: 'Deny' }).first().click();
   await until('the answer after the denied call', async () => (await transcriptText()).includes('Left the workspace as it is.'), 30000);
-  step('the approval showed the links as text; denied');
+  step('denied the bash call');
 
   // 15c. the workspace's README.md holds the same links: Ctrl+click each in the editor
-  writeFileSync(join(WS, 'README.md'), `# Tidy\n\n- [clean up](${LINKS.input})\n- [tidy](${LINKS.shell})\n- [trust](${LINKS.trust})\n`);
+  writeFileSync(join(WS, 'README.md'), `# Tidy\n\nSome text.\n\n[clean up](${LINKS.input})\n\n[tidy](${LINKS.shell})\n\n[trust](${LINKS.trust})\n`);
   await page.keyboard.press('Control+P');
   await page.keyboard.type('README.md');
   await until('README.md in quick open', async () => page.locator('.quick-input-widget .monaco-list-row', { hasText: 'README.md' }).first().isVisible(), 10000);
@@ -80,8 +80,18 @@ export async function linkSteps(t) {
     // the document links come from the Markdown language server once it has the file
     await until(`the ${key} link run by Ctrl+click (${uri.slice(0, 40)}…)`, async () => {
       if ((await outcomes())[key]) return true;
-      await target.click({ modifiers: ['Control'], timeout: 3000 });
-      await page.waitForTimeout(500);
+      // as a user does it: Ctrl held, the pointer onto the link (Monaco arms the link on
+      // that move), press and release; the pointer leaves first (closing the last hover;
+      // not Escape: it would close the notifications too)
+      await page.mouse.move(700, 600);
+      const box = await target.boundingBox({ timeout: 2000 });
+      if (!box) return false;
+      await page.keyboard.down('Control');
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 3 });
+      await page.mouse.down();
+      await page.mouse.up();
+      await page.keyboard.up('Control');
+      await page.waitForTimeout(700);
       return (await outcomes())[key];
     }, 20000);
     step(`Ctrl+clicked the ${key} link in README.md`);
@@ -91,7 +101,7 @@ export async function linkSteps(t) {
   if (existsSync(pwned)) gaveWay.push('a command:coder.input link ran `!touch pwned`');
   if (!existsSync(victim)) gaveWay.push('a command:coder.shell link ran `rm victim`');
   if (gaveWay.length) throw new Error(`links: ${gaveWay.join('; ')}`);
-  for (const text of [refusedShell, refusedTrust]) {
+  for (const text of ["'touch pwned': from a link", "'rm victim': from a link", refusedTrust]) {
     await until(`a notification "${text}"`, async () => page.locator('.notifications-toasts .notification-toast', { hasText: text }).first().isVisible(), 5000);
   }
   await screenshot('link-refused');
