@@ -11,9 +11,11 @@
 // - a Markdown file in an editor: its links are document links, and Ctrl+click runs a
 //   `command:` one. The workspace's README.md holds three. Those clicks go through the
 //   language client's middleware, which marks them `link` (src/origin.ts), with arguments
-//   or without, and the server refuses the shell lines and /trust from a link.
+//   or without, and the server refuses the shell lines and /trust from a link. A fourth,
+//   `command:coderLs.review.apply` (the extension's own command), must not answer the
+//   edit review waiting in another editor (src/review.ts acts on the review shown).
 // The same `!touch pwned`, typed in the chat, runs.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The links the scripted model puts in its answer and in its bash command
@@ -22,6 +24,7 @@ export const LINKS = {
   input: `command:coder.input?${encodeURIComponent(JSON.stringify({ text: '!touch pwned' }))}`,
   shell: `command:coder.shell?${encodeURIComponent(JSON.stringify({ command: 'rm victim' }))}`,
   trust: 'command:coder.trust', // no arguments: a click is not the user's typing either
+  apply: 'command:coderLs.review.apply', // the extension's own: answers a pending edit review
 };
 
 /** @param t the driver's helpers: page, chat, transcriptText, send, until, screenshot, step, WS */
@@ -60,12 +63,45 @@ export async function linkSteps(t) {
   step('denied the bash call');
 
   // 15c. the workspace's README.md holds the same links: Ctrl+click each in the editor
-  writeFileSync(join(WS, 'README.md'), `# Tidy\n\nSome text.\n\n[clean up](${LINKS.input})\n\n[tidy](${LINKS.shell})\n\n[trust](${LINKS.trust})\n`);
+  writeFileSync(join(WS, 'README.md'), `# Tidy\n\nSome text.\n\n[clean up](${LINKS.input})\n\n[tidy](${LINKS.shell})\n\n[trust](${LINKS.trust})\n\n[apply](${LINKS.apply})\n`);
   await page.keyboard.press('Control+P');
   await page.keyboard.type('README.md');
   await until('README.md in quick open', async () => page.locator('.quick-input-widget .monaco-list-row', { hasText: 'README.md' }).first().isVisible(), 10000);
   await page.keyboard.press('Enter');
   await until('README.md in an editor', async () => page.locator('.tabs-container .tab.active', { hasText: 'README.md' }).isVisible(), 10000);
+  /** Ctrl+click on `needle` in the visible editor, as a user does it: Ctrl held, the
+   * pointer onto the text (Monaco arms the link on that move), press and release. The
+   * point is that of the needle's middle character (Monaco splits a line into spans as it
+   * highlights it). The pointer leaves first, closing the last hover (not Escape: it would
+   * close the notifications too). */
+  const ctrlClick = async (needle) => {
+    const line = page.locator('.editor-instance .view-line', { hasText: needle }).filter({ visible: true }).last();
+    const point = await line.evaluate((el, n) => {
+      const at = (el.textContent ?? '').indexOf(n) + Math.floor(n.length / 2);
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      let seen = 0;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const len = node.textContent?.length ?? 0;
+        if (at >= seen && at < seen + len) {
+          const r = document.createRange();
+          r.setStart(node, at - seen);
+          r.setEnd(node, at - seen + 1);
+          const b = r.getBoundingClientRect();
+          return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+        }
+        seen += len;
+      }
+      return null;
+    }, needle, { timeout: 2000 });
+    if (!point) throw new Error(`"${needle}" is not on screen`); // a missed click must not pass
+    await page.mouse.move(700, 600);
+    await page.keyboard.down('Control');
+    await page.mouse.move(point.x, point.y, { steps: 3 });
+    await page.mouse.down();
+    await page.mouse.up();
+    await page.keyboard.up('Control');
+    await page.waitForTimeout(700);
+  };
   const refusal = (line) => `${line}: from a link (not typed by you) (origin 'link'), ${refusedShell}`;
   const outcomes = async () => {
     const text = await transcriptText();
@@ -76,22 +112,10 @@ export async function linkSteps(t) {
     };
   };
   for (const [key, uri] of [['input', LINKS.input], ['shell', LINKS.shell], ['trust', LINKS.trust]]) {
-    const target = page.locator('.editor-instance .view-line span span', { hasText: uri.split('?')[0] }).last();
     // the document links come from the Markdown language server once it has the file
     await until(`the ${key} link run by Ctrl+click (${uri.slice(0, 40)}…)`, async () => {
       if ((await outcomes())[key]) return true;
-      // as a user does it: Ctrl held, the pointer onto the link (Monaco arms the link on
-      // that move), press and release; the pointer leaves first (closing the last hover;
-      // not Escape: it would close the notifications too)
-      await page.mouse.move(700, 600);
-      const box = await target.boundingBox({ timeout: 2000 });
-      if (!box) return false;
-      await page.keyboard.down('Control');
-      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 3 });
-      await page.mouse.down();
-      await page.mouse.up();
-      await page.keyboard.up('Control');
-      await page.waitForTimeout(700);
+      await ctrlClick(uri.split('?')[0]);
       return (await outcomes())[key];
     }, 20000);
     step(`Ctrl+clicked the ${key} link in README.md`);
@@ -107,7 +131,40 @@ export async function linkSteps(t) {
   await screenshot('link-refused');
   step('the links were refused: pwned absent, victim kept, the workspace not trusted');
 
-  // 15d. the same line typed in the chat runs
+  // 15d. nor can a link answer an edit review: the model writes `victim`; while its
+  // review waits (the list hidden, the diff and its notification kept), the README's
+  // `command:coderLs.review.apply` is Ctrl+clicked; the file stays as it is
+  await send('rewrite the victim file');
+  const list = page.locator('.quick-input-widget', { hasText: 'tick the changes to apply' });
+  await until('the review of victim', async () => list.isVisible(), 30000);
+  await page.keyboard.press('Escape'); // hides the list; the review still waits
+  await page.locator('.tabs-container .tab', { hasText: 'README.md' }).first().click();
+  await until('README.md in front', async () => page.locator('.tabs-container .tab.active', { hasText: 'README.md' }).isVisible(), 5000);
+  // Nothing shows when the apply link is refused: a /trust link Ctrl+clicked right after
+  // it, refused once more, shows the clicks land (the README's links are live)
+  const victimChanged = () => readFileSync(victim, 'utf8') !== 'keep me\n';
+  const trustRefusals = async () => (await transcriptText()).split(refusedTrust).length - 1;
+  const before = await trustRefusals();
+  await until('the apply link Ctrl+clicked, and a /trust link after it refused', async () => {
+    if (victimChanged()) return true;
+    await ctrlClick(LINKS.apply);
+    await ctrlClick(LINKS.trust); // (not on screen once an applied edit opened victim: tried again)
+    return (await trustRefusals()) > before;
+  }, 20000);
+  await page.waitForTimeout(1000);
+  step('Ctrl+clicked the apply link in README.md while the review waited');
+  if (victimChanged()) gaveWay.push('a command:coderLs.review.apply link applied the agent\'s edit of victim');
+  if (gaveWay.length) throw new Error(`links: ${gaveWay.join('; ')}`);
+  // the review still waits: its notification's Cancel rejects it
+  const reviewToast = page.locator('.notifications-toasts .notification-toast', { hasText: 'untick the changes to reject' }).first();
+  await until('the review still waiting (its notification)', async () => reviewToast.isVisible(), 5000);
+  await reviewToast.locator('a.monaco-button', { hasText: 'Cancel' }).first().click();
+  await until('the answer after the rejected edit', async () => (await transcriptText()).includes('Left victim alone.'), 30000);
+  if (readFileSync(victim, 'utf8') !== 'keep me\n') throw new Error('victim changed although its review was rejected');
+  await screenshot('review-kept-from-link');
+  step('the link did not answer the review; the user rejected it');
+
+  // 15e. the same line typed in the chat runs
   await send('!touch pwned');
   await until('pwned created by the typed !touch pwned', async () => existsSync(pwned), 20000);
   step('the typed `!touch pwned` ran');
