@@ -3,13 +3,15 @@
 // the extension's diff (the edit is the approval question), /undo, Cancel of a running `!sleep 30` in the extension's Cancel
 // notification, the "Coder: Fix" code action, "Coder: Revert agent change", a subagent
 // stopped by its own Stop, a /task in the Tasks view, an image pasted into the chat with
-// the editor-context chip, and an ask_user question answered in a quick pick. Asserts what the page shows (and
+// the editor-context chip, an ask_user question answered in a quick pick, and command: links (model output, a README) that try
+// `!touch pwned`, `rm victim` and /trust (vscode_e2e_links.mjs). Asserts what the page shows (and
 // the file on disk), and saves a screenshot per step. Run by scripts/e2e-editors:
 //   CODER_E2E_URL (code-server URL with ?folder=), CODER_E2E_WS (the workspace),
 //   CODER_E2E_ARTIFACTS (screenshots), CODER_E2E_CACHE (holds node_modules/playwright-core)
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { linkSteps } from './vscode_e2e_links.mjs';
 
 const env = (name) => {
   const v = process.env[name];
@@ -60,9 +62,10 @@ async function until(what, fn, timeout = 30000) {
   throw new Error(`timed out (${timeout} ms) waiting for ${what}${last ? `: ${last.message}` : ''}`);
 }
 
-// CODER_E2E_ONLY=input: only the chat panel and steps 13-14 (the workspace's script then
-// holds only their turns: tests/editors/vscode_e2e_input_script.json)
-const ONLY_INPUT = process.env.CODER_E2E_ONLY === 'input';
+// CODER_E2E_ONLY=input: only the chat panel and steps 13-14; =link: only step 15 (the
+// workspace's script then holds only their turns: tests/editors/vscode_e2e_<only>_script.json)
+const ONLY = process.env.CODER_E2E_ONLY ?? '';
+if (!['', 'input', 'link'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input or link`);
 // a 40x30 red PNG (made with Pillow)
 const RED_PNG =
   'iVBORw0KGgoAAAANSUhEUgAAACgAAAAeCAIAAADRv8uKAAAALElEQVR4nO3NMQEAAAQAMGTQP5kwKvg8W4HldMeHelnFYrFYLBaLxWKxWHyyHfoBQAOTqpMAAAAASUVORK5CYII=';
@@ -177,7 +180,7 @@ try {
   await chat.locator('#input').waitFor({ state: 'visible', timeout: 60000 });
   await screenshot('chat-open');
 
-  if (!ONLY_INPUT) {
+  if (!ONLY) {
   // 2. a slash command (waits for the server to start: the first command may take a while)
   await send('/help');
   await until('the /help reply', async () => {
@@ -325,7 +328,9 @@ try {
   await screenshot('review-partial-applied');
 
   }
-  await inputSteps();
+  if (!ONLY || ONLY === 'input') await inputSteps();
+  // 15. command: links (model output, a README) that try `!touch pwned`, `rm victim`, /trust
+  if (!ONLY || ONLY === 'link') await linkSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
   step('all steps passed');
 } catch (e) {
   console.error(`e2e failed: ${e.stack || e}`);

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { contextLabel, type EditorContext, type ImageAttachment } from './attachments';
 import type { Controller } from './controller';
 import type { FromWebview, ToWebview } from './webview/messages';
+import { plain } from './plainText';
 
 export const VIEW_ID = 'coderLs.chat';
 
@@ -172,6 +173,6 @@ export async function openUri(target: string): Promise<void> {
   try {
     await vscode.window.showTextDocument(uri, { preview: false });
   } catch (err) {
-    void vscode.window.showErrorMessage(`Cannot open ${target}: ${err instanceof Error ? err.message : String(err)}`);
+    void vscode.window.showErrorMessage(plain(`Cannot open ${target}: ${err instanceof Error ? err.message : String(err)}`));
   }
 }

@@ -20,6 +20,8 @@ import { EVENT_METHOD } from './protocol';
 import { type RunHooks, withCancel } from './runProgress';
 import { coderConfig, serverConfig, serverLaunch } from './settings';
 import { markUntyped } from './origin';
+import { plainServerMessages } from './plainMessage';
+import { plain } from './plainText';
 
 function isExecutable(path: string): boolean {
   try {
@@ -124,6 +126,7 @@ export class ClientHost implements Transport, vscode.Disposable {
         client.onNotification(EVENT_METHOD, (event: unknown) => this.onEvent(event));
         handleApplyEdit(client, (message) => this.output.appendLine(message), this.reviews);
         client.onRequest(ASK_USER_METHOD, (params: AskParams, token) => askUser(params, vscode.window, token));
+        plainServerMessages(client); // no link in a server message is live (src/plainText.ts)
         this.client = client;
         await client.start();
       } catch (err) {
@@ -132,7 +135,7 @@ export class ClientHost implements Transport, vscode.Disposable {
         const msg = err instanceof Error ? err.message : String(err);
         this.output.appendLine(`coder-ls failed to start: ${msg}`);
         const text = err instanceof ServerNotFound ? msg : `coder-ls failed to start: ${msg}. Check the "${SERVER_PATH_KEY}" setting.`;
-        void vscode.window.showErrorMessage(text, 'Open Settings').then((pick) => pick && openServerPathSetting());
+        void vscode.window.showErrorMessage(plain(text), 'Open Settings').then((pick) => pick && openServerPathSetting());
         throw err;
       }
       return client;

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { ChatViewProvider } from './chatView';
 import { type Controller, progressTitle } from './controller';
 import type { CommandResult } from './protocol';
+import { plain } from './plainText';
 import { commandItems, modelItems, presentResult, type PickItem, sessionItems } from './results';
 
 export class Commands {
@@ -58,7 +59,7 @@ export class Commands {
       void this.panel.reveal();
     }
     const p = presentResult(result);
-    if (p.kind === 'error') void vscode.window.showErrorMessage(p.message);
+    if (p.kind === 'error') void vscode.window.showErrorMessage(plain(p.message));
   }
 
   private async ask(): Promise<void> {
@@ -104,9 +105,10 @@ export class Commands {
   }
 }
 
+/** A result's text for a notification: `plain`, it quotes the input and the server. */
 function presentMessage(result: CommandResult): string {
   const p = presentResult(result);
-  return p.kind === 'error' ? p.message : p.summary;
+  return plain(p.kind === 'error' ? p.message : p.summary);
 }
 
 async function pickValue<T>(items: PickItem<T>[], placeHolder: string, empty: string): Promise<T | undefined> {

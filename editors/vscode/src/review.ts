@@ -12,6 +12,7 @@
 import * as vscode from 'vscode';
 import type { ApplyWorkspaceEditParams } from 'vscode-languageclient/node';
 import { decisionSummary, type FileReview, hunkLines, hunkSummary, textWith } from './reviewModel';
+import { plain } from './plainText';
 
 export const REVIEW_SCHEME = 'coder-review';
 
@@ -58,7 +59,7 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
       vscode.commands.registerCommand('coderLs.review.apply', (uri?: vscode.Uri) => this.finish(uri, true)),
       vscode.commands.registerCommand('coderLs.review.reject', (uri?: vscode.Uri) => this.finish(uri, false)),
       vscode.commands.registerCommand('coderLs.review.choose', (uri?: vscode.Uri) => {
-        const review = this.find(uri);
+        const review = this.shown(uri);
         if (review) this.showList(review);
       }),
       this.contentChanged,
@@ -79,7 +80,7 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
     // the server gave up on the question (the turn was stopped, or it timed out): close it
     const gone = withdrawn?.onCancellationRequested(() => {
       decide(false);
-      void vscode.window.showInformationMessage(`${label}: withdrawn by Coder (the turn stopped or the review timed out); nothing was applied.`);
+      void vscode.window.showInformationMessage(plain(`${label}: withdrawn by Coder (the turn stopped or the review timed out); nothing was applied.`));
     });
     try {
       for (let i = 0; i < files.length; i++) {
@@ -97,7 +98,7 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
       const apply = await vscode.window.withProgress(
         {
           location: vscode.ProgressLocation.Notification,
-          title: `${label}: untick the changes to reject, then Apply (Cancel rejects them all)`,
+          title: plain(`${label}: untick the changes to reject, then Apply (Cancel rejects them all)`),
           cancellable: true,
         },
         (_progress, token) => {
@@ -204,7 +205,8 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
   }
 
   private toggle(id: string, file: number, hunk: number): void {
-    const review = this.reviews.get(id);
+    const review = this.shown();
+    if (review?.id !== id) return; // a lens acts on the review it is shown in
     const h = review?.files[file]?.hunks[hunk];
     if (!review || !h) return;
     h.accepted = !h.accepted;
@@ -213,13 +215,24 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
     if (list) list.selectedItems = list.items.filter((i) => review.files[i.file].hunks[i.hunk].accepted);
   }
 
-  private find(uri: vscode.Uri | undefined): Review | undefined {
-    const target = uri ?? vscode.window.activeTextEditor?.document.uri;
-    return (target && this.parse(target)?.review) ?? [...this.reviews.values()].pop();
+  /**
+   * The review shown in the active editor: the palette entries (enabled only there), the
+   * editor title's buttons and the code lenses all act on it. Never the newest review when
+   * another editor is active: a `command:coderLs.review.apply` link Ctrl+clicked in a
+   * README (or any `command:` URI) must not answer a review the user has not looked at,
+   * and an argument naming another review than the one shown is ignored (review ids are
+   * small numbers a link could guess).
+   */
+  private shown(uri?: unknown): Review | undefined {
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const review = active ? this.parse(active)?.review : undefined;
+    if (!review || uri === undefined) return review;
+    const named = typeof (uri as vscode.Uri | null)?.path === 'string' ? this.parse(uri as vscode.Uri)?.review : undefined;
+    return named === review ? review : undefined;
   }
 
-  private finish(uri: vscode.Uri | undefined, apply: boolean): void {
-    this.find(uri)?.decide(apply);
+  private finish(uri: unknown, apply: boolean): void {
+    this.shown(uri)?.decide(apply);
   }
 
   private uri(id: string, file: number, side: Side, name: string): vscode.Uri {

@@ -7,6 +7,7 @@
  * progress reports, and says "Waiting for approval" while an approval is open.
  */
 import * as vscode from 'vscode';
+import { plain } from './plainText';
 
 export interface ProgressSink {
   /** The server's `$/progress` message for the request's token. */
@@ -25,14 +26,15 @@ export interface RunHooks {
 /** Runs `work` under a cancellable notification titled `title`. */
 export function withCancel<T>(title: string, hooks: RunHooks, work: (sink: ProgressSink) => Promise<T>): Thenable<T> {
   return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    // plain: the title quotes the input, the messages quote what the model runs
+    { location: vscode.ProgressLocation.Notification, title: plain(title), cancellable: true },
     async (progress, token) => {
       let last = '';
       let cancelled = false;
       const show = (message: string): void => {
         if (message === last) return;
         last = message;
-        progress.report({ message });
+        progress.report({ message: plain(message) });
       };
       let serverMessage = '';
       const refresh = (): void => {

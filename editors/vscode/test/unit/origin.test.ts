@@ -10,8 +10,13 @@ test('a command: URI with arguments is a link, whatever origin it claims', () =>
   assert.deepEqual(markUntyped('coder.permissions', [null]), [{ origin: 'link' }]); // null is {} to the server
 });
 
-test('the palette (no arguments) is the user; commands without origin are left alone', () => {
-  assert.deepEqual(markUntyped('coder.trust', []), []);
+test('a command: URI without arguments is a link too (`command:coder.trust`)', () => {
+  assert.deepEqual(markUntyped('coder.trust', []), [{ origin: 'link' }]);
+  assert.deepEqual(markUntyped('coder.undo', []), [{ origin: 'link' }]);
+  assert.deepEqual(markUntyped('coder.interrupt', []), []); // its argument has no origin
+});
+
+test('commands without origin are left alone', () => {
   assert.deepEqual(markUntyped('coder.codeAction', [{ uri: 'file:///a', action: 'fix' }]), [{ uri: 'file:///a', action: 'fix' }]);
   assert.deepEqual(markUntyped('coder.listCommands', [{}]), [{}]);
   assert.deepEqual(markUntyped('coderLs.ask', [1]), [1]);

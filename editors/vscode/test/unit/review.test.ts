@@ -1,4 +1,4 @@
-import { calls, commandHandlers, progresses, quickPicks, reset } from '../helpers/vscodeMock';
+import { calls, commandHandlers, progresses, quickPicks, reset, vscode } from '../helpers/vscodeMock';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EditReviews, wantsOwnReview } from '../../src/review';
@@ -18,9 +18,20 @@ function file(): FileReview {
   };
 }
 
+/** The active editor shows `uri` (undefined: none). */
+function activeEditor(uri: unknown): void {
+  (vscode.window as { activeTextEditor: unknown }).activeTextEditor = uri === undefined ? undefined : { document: { uri } };
+}
+
+/** The right side of the newest review's diff. */
+function newestRight(): unknown {
+  return calls.filter((c) => c.fn === 'executeCommand' && c.args[0] === 'vscode.diff').pop()?.args[2];
+}
+
 /** A fresh EditReviews, registered on a reset mock. */
 function freshReviews(): EditReviews {
   reset();
+  activeEditor(undefined);
   const reviews = new EditReviews();
   reviews.register();
   return reviews;
@@ -82,6 +93,7 @@ test('the review: a diff per file, a lens per change; Reject one, Apply → only
   assert.match(left.path, /\/original\/app\.py$/);
   assert.match(title, /app\.py: Coder wants to edit app\.py \(3 changes\)/);
   assert.equal(reviews.provideTextDocumentContent(left as never), ORIGINAL);
+  activeEditor(right); // the user looks at the diff
   const doc = { uri: right } as never;
   const lenses = (): Array<{ range: { startLine: number }; command: { title: string; arguments: unknown[] } }> =>
     reviews.provideCodeLenses(doc) as never;
@@ -120,6 +132,7 @@ test('the list of changes: untick one (the right side drops it), Enter applies t
   const right = (calls.find((c) => c.fn === 'executeCommand' && c.args[0] === 'vscode.diff')?.args[2]) as never;
   assert.match(reviews.provideTextDocumentContent(right), /return a - b/, 'the rejected change left the right side');
   // a lens click and the list stay in step
+  activeEditor(right);
   const lens = (reviews.provideCodeLenses({ uri: right } as never) as Array<{ command: { arguments: unknown[] } }>)[2];
   commandHandlers.get('coderLs.review.toggle')?.(...lens.command.arguments);
   assert.equal(list.selectedItems.length, 3);
@@ -137,6 +150,7 @@ test('the list of changes: untick one (the right side drops it), Enter applies t
 test('Reject all, the notification closed, or nothing accepted: the edit is rejected', async () => {
   const reviews = freshReviews();
   const a = (await opened(reviews, [file()], 'edit')).answer;
+  activeEditor(newestRight());
   commandHandlers.get('coderLs.review.reject')?.();
   assert.equal(await a, null);
   const b = (await opened(reviews, [file()], 'edit')).answer;
@@ -145,6 +159,7 @@ test('Reject all, the notification closed, or nothing accepted: the edit is reje
   const f = file();
   for (const h of f.hunks) h.accepted = false;
   const c = (await opened(reviews, [f], 'edit')).answer;
+  activeEditor(newestRight());
   commandHandlers.get('coderLs.review.apply')?.();
   assert.equal(await c, null);
 });
@@ -164,4 +179,32 @@ test('a review the server withdraws ($/cancelRequest: the turn stopped or timed 
   assert.ok(quickPicks[0].disposed, 'its list is gone');
   const said = calls.filter((c) => c.fn === 'showInformationMessage').map((c) => String(c.args[0]));
   assert.ok(said.some((m) => /withdrawn by Coder/.test(m)), said.join('|'));
+});
+
+test('a command: link clicked elsewhere cannot answer or change a review', async () => {
+  const reviews = freshReviews();
+  const pending = (await opened(reviews, [file()])).answer;
+  const right = newestRight() as { path: string };
+  const lens = (reviews.provideCodeLenses({ uri: right } as never) as Array<{ command: { arguments: unknown[] } }>)[2];
+  let answered = false;
+  void pending.then(() => (answered = true));
+  // a README is the active editor: `command:coderLs.review.apply`, with no argument, with
+  // the review's URI (a link can name it: `{"$mid":1,...}` is revived as a URI), toggles
+  activeEditor({ path: '/ws/README.md', toString: () => 'file:///ws/README.md' });
+  commandHandlers.get('coderLs.review.apply')?.();
+  commandHandlers.get('coderLs.review.apply')?.(right);
+  commandHandlers.get('coderLs.review.reject')?.({ path: right.path });
+  commandHandlers.get('coderLs.review.toggle')?.(...lens.command.arguments);
+  commandHandlers.get('coderLs.review.choose')?.();
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(answered, false, 'the review is still waiting for the user');
+  assert.equal(quickPicks.length, 1, 'no list reopened');
+  assert.equal(quickPicks[0].selectedItems.length, 3, 'no change unticked');
+  // the diff in front, another review named: ignored too; the review shown: applied
+  activeEditor(right);
+  commandHandlers.get('coderLs.review.apply')?.({ path: '/999/0/proposed/app.py' });
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(answered, false);
+  commandHandlers.get('coderLs.review.apply')?.(right);
+  assert.deepEqual((await pending)?.[0].hunks.map((h) => h.accepted), [true, true, true]);
 });
