@@ -38,18 +38,17 @@ class BatchedWriter:
             if self._broken:  # the client is gone: nothing more reaches it
                 return
             self._pending.append(data)
-            if loop is not None and not urgent and self._timer is not None:
+            if loop is not None and not urgent:
+                if self._timer is None:
+                    self._timer = loop.call_later(self.HOLD, self.flush)
                 return
-        if loop is None or urgent:
-            self.flush()
-        else:
-            self._timer = loop.call_later(self.HOLD, self.flush)
+        self.flush()
 
     def flush(self) -> None:
-        timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
         with self._lock:
+            # A timer still set fires later and finds nothing to write: not cancelled here,
+            # as this may be another thread than the loop's.
+            self._timer = None
             if not self._pending or self._broken:
                 self._pending.clear()
                 return
