@@ -19,7 +19,6 @@ from coder_ls.agent.compact import (
     add_usage,
     apply_clear,
     apply_summary,
-    merge_roles,
     summarise,
 )
 from coder_ls.agent.complexity import TODO_REMINDER, is_complex
@@ -28,6 +27,7 @@ from coder_ls.agent.paths import call_paths
 from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.references import prompt_content
+from coder_ls.agent.requestmsgs import RequestMessages
 from coder_ls.agent.review import question_diff, review_call
 from coder_ls.agent.skills import UsedSkills
 from coder_ls.agent.streaming import watched
@@ -37,7 +37,6 @@ from coder_ls.agent.tools.bash import sandbox_options
 from coder_ls.agent.verify import is_user_verify, should_verify, verify_command, verify_message
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.codeaction import path_of
-from coder_ls.engine.images import with_image_data
 from coder_ls.engine.safety import check_command
 from coder_ls.llm.base import (
     ProviderError,
@@ -137,6 +136,7 @@ class Turn:
         self._system = system
         self.specs = specs if specs is not None else tools.specs()  # the same every step (cache prefix)
         self.session = ctx.session
+        self.request_messages = RequestMessages(ctx.root)  # built step by step, not from scratch
         self.provider, self.model = providers(ctx)
         self.context_limit = self._context_limit()
         self.ctx: ToolContext = ToolContext(
@@ -235,7 +235,7 @@ class Turn:
         request = ProviderRequest(
             model=self.model,
             system=self.system(),
-            messages=with_image_data(self.turn.root, merge_roles(self.session.context)),
+            messages=self.request_messages.build(self.session.context),
             tools=self.specs,
             max_tokens=self.config.max_output_tokens,
             thinking_budget=self.config.thinking_budget or None,

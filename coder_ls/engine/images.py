@@ -242,7 +242,7 @@ def drop_old_images(messages: list[Message], keep: int, why: str = "dropped to s
 def with_image_data(root: Path, messages: list[Message], keep: int = MAX_IMAGES_PER_REQUEST) -> list[Message]:
     """The messages as a request carries them: at most `keep` images (the newest), each
     with its data loaded; an image whose stored file is gone becomes a note."""
-    if not any(_has_images(m) for m in messages):
+    if not any(has_images(m) for m in messages):
         return messages
     out: list[Message] = []
     for message in drop_old_images(messages, keep, "left out: too many images for one request"):
@@ -263,7 +263,8 @@ def with_image_data(root: Path, messages: list[Message], keep: int = MAX_IMAGES_
     return out
 
 
-def _has_images(message: Message) -> bool:
+def has_images(message: Message) -> bool:
+    """The message holds an image (its own, or in a tool result)."""
     return any(isinstance(b, ImageBlock) or (isinstance(b, ToolResultBlock) and b.images) for b in message.content)
 
 

@@ -108,9 +108,7 @@ def messages_to_api(messages: list[Message], cache: MessageCache | None = None) 
     """`cache`: the messages of the previous request already converted (`llm.messagecache`)."""
     if cache is None:
         return [message_to_api(m) for m in messages]
-    out = [cache.convert(m, message_to_api) for m in messages]
-    cache.done()
-    return out
+    return cache.convert_all(messages, message_to_api)
 
 
 def _mark_last_cacheable(messages: list[dict[str, Any]]) -> bool:

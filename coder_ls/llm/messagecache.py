@@ -18,6 +18,7 @@ first (`anthropic_convert._mark_last_cacheable`).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -26,12 +27,17 @@ from coder_ls.protocol.messages import Block, Message
 __all__ = ["MessageCache"]
 
 _Entry = tuple[Message, tuple[Block, ...], dict[str, Any]]
+_CONTENT = operator.attrgetter("content")
 
 
 class MessageCache:
     def __init__(self) -> None:
         self._kept: dict[int, _Entry] = {}
         self._used: dict[int, _Entry] = {}
+        # the last request's messages, their blocks and their API form, in order
+        self._last: list[Message] = []
+        self._blocks: list[tuple[Block, ...]] = []
+        self._out: list[dict[str, Any]] = []
 
     def convert(self, message: Message, to_api: Callable[[Message], dict[str, Any]]) -> dict[str, Any]:
         key, blocks = id(message), tuple(message.content)
@@ -40,6 +46,27 @@ class MessageCache:
             hit = (message, blocks, to_api(message))
         self._used[key] = hit
         return hit[2]
+
+    def convert_all(self, messages: list[Message], to_api: Callable[[Message], dict[str, Any]]) -> list[dict[str, Any]]:
+        """Every message in API form. When the last request's messages lead this one (the
+        same objects holding the same content lists: a step only appends, and the last one
+        may have been merged with what follows), their API form is taken as a whole, and
+        only the rest is converted: no walk of the whole conversation at every step (the
+        checks run in C: identities, and each message's blocks, so an edit in place is seen)."""
+        same = self._common(messages)
+        out = [*self._out[:same], *(self.convert(m, to_api) for m in messages[same:])]
+        if same == 0:
+            self.done()
+        self._last, self._out = list(messages), out
+        self._blocks = list(map(tuple, map(_CONTENT, messages)))
+        return list(out)  # the caller may replace its last entry (the cache breakpoint)
+
+    def _common(self, messages: list[Message]) -> int:
+        for n in (len(self._last), len(self._last) - 1):
+            if n > 0 and len(messages) >= n and all(map(operator.is_, messages[:n], self._last)):
+                if all(map(operator.eq, map(tuple, map(_CONTENT, messages[:n])), self._blocks)):
+                    return n
+        return 0
 
     def done(self) -> None:
         """One request converted: keep only its messages."""
