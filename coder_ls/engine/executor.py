@@ -25,7 +25,7 @@ from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.availability import Probe, unavailable
 from coder_ls.engine.commands.builtin import register_builtins
-from coder_ls.engine.commands.catalog import listing, visible
+from coder_ls.engine.commands.catalog import Listings, visible
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.expand import split_arguments
 from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan_signed
@@ -61,7 +61,7 @@ from coder_ls.protocol.args import InputOrigin, SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
 from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, Submission, UserInput
-from coder_ls.protocol.results import CommandCatalog, CommandInfo, CommandResult, InterruptData, error_result
+from coder_ls.protocol.results import CommandInfo, CommandResult, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
 if TYPE_CHECKING:
@@ -97,6 +97,7 @@ class Engine:
         self.config_store = ConfigStore(root, env)
         self.registry = Registry()
         register_builtins(self.registry)
+        self.listings = Listings()  # the last listing, given again while nothing it shows changed
         # The one place `.coder/` is created; when it cannot be written the server runs in its
         # degraded mode (no checkpoints, sessions in memory), said once, and nothing else stops.
         self.state_problem = state_problem(root)
@@ -351,14 +352,14 @@ class Engine:
                 sid = submission.session_id or self.sessions.current_id or ""
                 loaded = self.sessions.loaded(sid or None)
                 touched = loaded.touched if loaded is not None else ()
-                catalog = listing(self.registry, self.probe(), include_hidden=include_hidden, touched=touched)
+                made = self.listings.get(self.registry, self.probe(), include_hidden=include_hidden, touched=touched)
                 return CommandResult(
                     session_id=sid,
                     submission_id=submission.id,
                     mode="command",
                     status="completed",
-                    reply="\n".join(f"/{c.name} {c.argument_hint}".rstrip() for c in catalog),
-                    data=CommandCatalog(commands=catalog),
+                    reply=made.reply,
+                    data=made.catalog,
                 )
             case CompleteInput(text=text, position=position):
                 return await self._complete_op(submission, text, position)
@@ -591,7 +592,8 @@ class Engine:
         return changed
 
     async def _unavailable(self) -> list[CommandInfo]:
-        return [c for c in listing(self.registry, self.probe(), include_hidden=True) if not c.available]
+        made = self.listings.get(self.registry, self.probe(), include_hidden=True)
+        return [c for c in made.catalog.commands if not c.available]
 
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""
