@@ -29,6 +29,7 @@ from coder_ls.engine.commands.catalog import Listings, visible
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.expand import split_arguments
 from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan_signed
+from coder_ls.engine.commands.frontcache import FrontMatterMemo, memo_path
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.commands.sources import all_dirs
 from coder_ls.engine.completion import complete
@@ -114,7 +115,8 @@ class Engine:
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = all_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
-        self._parsed = ParseCache()  # command files by (path, mtime, size)
+        self._front_matter = FrontMatterMemo(memo_path(env))  # read front matter, kept between starts
+        self._parsed = ParseCache(self._front_matter)  # command files by (path, mtime, size)
         self._plugins_key: tuple[int, ...] = ()  # the plugin folder's and state's stamps
         self._plugin_problems: list[str] = []
         self._plugins: list[Plugin] = []  # the installed plugins, read when their folder changes
@@ -312,6 +314,7 @@ class Engine:
         commands, problems = load_commands(
             self._command_dirs, trusted=trusted, cache=self._parsed, found_files=files, stamps=sig
         )
+        self._front_matter.save()  # what was read anew, for the next server
         changed = self.registry.set_extra(commands)
         problems += [LoadProblem(s.hidden.path, s.message()) for s in self.registry.shadowed if s.hidden.path]
         problems += [LoadProblem(plugins_dir(self.env), p) for p in plugin_problems]
