@@ -21,7 +21,6 @@ import msgspec
 from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.attachments import attach_images, place_pastes, refuse_images
-from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.availability import Probe, unavailable
 from coder_ls.engine.commands.builtin import register_builtins
@@ -49,11 +48,9 @@ from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
 from coder_ls.engine.origins import command_refusal, shell_refusal
 from coder_ls.engine.results import ResultBuilder
-from coder_ls.engine.safety import check_command
 from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
-from coder_ls.engine.tasks import AgentTask, ShellTask, task_for, titled
 from coder_ls.engine.trust import OwnedIds
 from coder_ls.hooks.dispatch import Hooks, SessionHookState
 from coder_ls.hooks.records import SessionEnd, SessionEndReason
@@ -66,6 +63,7 @@ from coder_ls.protocol.results import CommandInfo, CommandResult, InterruptData,
 from coder_ls.store.gitignore import state_problem
 
 if TYPE_CHECKING:
+    from coder_ls.engine.checkpoints import Checkpoints
     from coder_ls.engine.commands.plugins import Plugin
     from coder_ls.mcp.hub import McpHub
 
@@ -160,6 +158,8 @@ class Engine:
     @property
     def checkpoints(self) -> Checkpoints:
         if self._checkpoints is None:
+            from coder_ls.engine.checkpoints import Checkpoints  # a listing or /help needs none
+
             self._checkpoints = Checkpoints(
                 self.root, owned=OwnedIds(self.env, self.root, "checkpoints"), unavailable=self.state_problem
             )
@@ -388,7 +388,11 @@ class Engine:
 
     def _plan(self, op: Op, b: ResultBuilder) -> tuple[bool, Planner]:
         """Whether the submission waits in the session's line, and how its tasks are chosen
-        when it starts. The input is parsed now (in arrival order); commands run later."""
+        when it starts. The input is parsed now (in arrival order); commands run later.
+        The tasks module is imported here, not with the engine: the first listing after
+        start-up never plans a task (tests/e2e/test_catalog_startup.py)."""
+        from coder_ls.engine.tasks import AgentTask
+
         match op:
             case CodeAction():
                 b.mode = "nl"
@@ -423,6 +427,8 @@ class Engine:
         pastes: tuple[Paste, ...] = (),
         origin: InputOrigin = "typed",
     ) -> Planner:
+        from coder_ls.engine.tasks import AgentTask, task_for, titled
+
         async def plan(ctx: TaskContext) -> list[Task]:
             ctx.sub.origin = origin
             if op.images and not isinstance(parsed, Prompt):
@@ -474,6 +480,9 @@ class Engine:
         return plan
 
     async def _plan_shell(self, ctx: TaskContext, command: str) -> list[Task]:
+        from coder_ls.engine.safety import check_command  # the shell parser: only for `!cmd`
+        from coder_ls.engine.tasks import ShellTask
+
         b = ctx.result
         if not command:
             b.fail("empty_command", "Nothing to run: the command is empty.")

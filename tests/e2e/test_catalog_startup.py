@@ -7,7 +7,11 @@ extensions it imported): no introspection command, the real process as a user ru
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
@@ -83,3 +87,51 @@ async def test_a_workspace_file_with_a_user_files_front_matter_is_still_untruste
         assert {"mine", "theirs"} <= set(entries)
         assert any("theirs.md" in m and "grant nothing until you trust" in m for m in messages), messages
         assert not any("mine.md" in m for m in messages), messages
+
+
+_ENGINE_FIRST_LISTING = """
+import asyncio, json, os, sys
+from pathlib import Path
+from coder_ls.wiring import build_engine
+from coder_ls.engine.host import NullHost
+from coder_ls.protocol.ops import ListCommands, Submission
+
+engine = build_engine(Path(sys.argv[1]), NullHost(), dict(os.environ))
+result = asyncio.run(engine.submit(Submission(id="l", session_id=None, op=ListCommands())))
+print(json.dumps({"entries": len(result.data.commands), "modules": sorted(sys.modules)}))
+"""
+
+# Modules the server imports between `initialize` and its first listing only if something
+# made them eager again: the model SDKs and MCP's, images, the shell parser and the safety
+# check (only `!cmd` needs them), the task runners and checkpoints (only a submission that
+# runs something), the ACP edge, and PyYAML once the front matter was read before.
+LAZY = (
+    "anthropic", "httpx", "pydantic", "mcp", "PIL", "tree_sitter", "acp", "yaml",
+    "coder_ls.engine.safety", "coder_ls.engine.shellparse", "coder_ls.engine.tasks",
+    "coder_ls.engine.checkpoints", "coder_ls.agent.turn", "coder_ls.agent.tools", "coder_ls.acp",
+)  # fmt: skip
+
+
+async def test_the_engine_answers_its_first_listing_without_the_heavy_modules(tmp_path):
+    """The engine built as the server builds it, then its first listing, in a fresh
+    interpreter: which modules that took (a second run, so the front matter memo is warm)."""
+    root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
+    install(tmp_path / ".xdg-ws", 200)
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".xdg-ws")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env = {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
+    for _ in range(2):
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-c", _ENGINE_FIRST_LISTING, str(root)],
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["entries"] > 200
+    eager = [m for m in out["modules"] if any(m == name or m.startswith(name + ".") for name in LAZY)]
+    assert eager == []
