@@ -314,7 +314,7 @@ class Engine:
         commands, problems = load_commands(
             self._command_dirs, trusted=trusted, cache=self._parsed, found_files=files, stamps=sig
         )
-        self._front_matter.save()  # what was read anew, for the next server
+        self._front_matter.save_soon()  # what was read anew, for the next server (off this path)
         changed = self.registry.set_extra(commands)
         problems += [LoadProblem(s.hidden.path, s.message()) for s in self.registry.shadowed if s.hidden.path]
         problems += [LoadProblem(plugins_dir(self.env), p) for p in plugin_problems]
@@ -638,6 +638,7 @@ class Engine:
             await asyncio.wait_for(fire(SessionEnd(reason=reason)), limit)
 
     async def shutdown(self) -> None:
+        self._front_matter.save()  # a memo still waiting for its delay
         for session in self.sessions.loaded_sessions():
             await self.end_session(session, "other", limit=5.0)
         await self.sessions.close_all()

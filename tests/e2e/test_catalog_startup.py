@@ -97,7 +97,16 @@ from coder_ls.engine.host import NullHost
 from coder_ls.protocol.ops import ListCommands, Submission
 
 engine = build_engine(Path(sys.argv[1]), NullHost(), dict(os.environ))
-result = asyncio.run(engine.submit(Submission(id="l", session_id=None, op=ListCommands())))
+
+
+async def main():
+    try:
+        return await engine.submit(Submission(id="l", session_id=None, op=ListCommands()))
+    finally:
+        await engine.shutdown()  # as the server does at `shutdown`
+
+
+result = asyncio.run(main())
 print(json.dumps({"entries": len(result.data.commands), "modules": sorted(sys.modules)}))
 """
 

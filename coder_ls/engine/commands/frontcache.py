@@ -14,11 +14,14 @@ reader it came from (the package version, and the size and modification time of
 cannot be read or decoded is ignored (the texts are read again); it is replaced
 atomically (`fsutil.write_atomic`), without fsync (a torn one is only ignored), after a
 load that read a text it did not hold, keeping the texts that load used first and the
-others up to `MAX_ENTRIES`.
+others up to `MAX_ENTRIES`. The write waits `SAVE_DELAY` seconds on the event loop
+(`save_soon`): not on the path of the first listing, nor of each changed file's reload
+(one write for a burst of edits).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Mapping
@@ -34,6 +37,7 @@ log = logging.getLogger(__name__)
 
 FORMAT = 1
 MAX_ENTRIES = 20_000
+SAVE_DELAY = 2.0  # seconds
 
 
 class Entry(msgspec.Struct, array_like=True, frozen=True):
@@ -75,6 +79,7 @@ class FrontMatterMemo:
         self._used: dict[str, Entry] = {}  # read or found since the last save
         self._new = 0  # texts read (not found) since the last save
         self._reader = ""
+        self._scheduled: asyncio.TimerHandle | None = None
 
     def __call__(self, raw: str) -> tuple[CommandMeta, list[str]]:
         hit = self._used.get(raw)
@@ -107,8 +112,23 @@ class FrontMatterMemo:
             self._kept = memo.entries
         return self._kept
 
+    def save_soon(self) -> None:
+        """`save` in `SAVE_DELAY` seconds on the running loop (once for many calls); at once
+        when no loop runs (a script, a test building the engine)."""
+        if not self._new or self.path is None or self._scheduled is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.save()
+            return
+        self._scheduled = loop.call_later(SAVE_DELAY, self.save)
+
     def save(self) -> None:
         """Write the memo when a text was read that it did not hold (else nothing)."""
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
         if not self._new or self.path is None:
             return
         from coder_ls.fsutil import write_atomic
