@@ -10,7 +10,9 @@ Run: `python benchmarks/bench_conditional_skills.py [N]` (N skills, default 1,00
 alternating order (`--rounds`, default 4), each with the skills and with no command files,
 and prints for each: the first listing after `initialized`, the median listing round
 trip, and the server's CPU time per listing (all its threads, `/proc/PID/task/*/schedstat`:
-what the server spends, which the machine's load blurs less than the round trip)."""
+what the server spends, which the machine's load blurs less than the round trip). The
+servers share a HOME: the first one reads every front matter, the later ones find it in
+the memo (`engine/commands/frontcache.py`); its first server's figure is printed apart."""
 
 from __future__ import annotations
 
@@ -130,7 +132,10 @@ async def side_by_side(n: int, before: str, rounds: int) -> None:
         print(f"{n} skills ({n // 2} conditional), {rounds} rounds, medians:")
         for name, rows in out.items():
             first, each, cpu = (statistics.median(r[k] for r in rows) for k in range(3))
-            print(f"  {name:17} first listing {first:6.0f} ms   each {each:5.2f} ms   server CPU {cpu:5.2f} ms/listing")
+            print(
+                f"  {name:17} first listing {first:6.0f} ms (its first server: {rows[0][0]:4.0f})   "
+                f"each {each:5.2f} ms   server CPU {cpu:5.2f} ms/listing"
+            )
         for what in ("skills", "no files"):
             a, b = out[f"this, {what}"], out[f"before, {what}"]
             ratios = [statistics.median(r[k] for r in a) / statistics.median(r[k] for r in b) for k in range(3)]
