@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import select
 import sys
 import threading
 import uuid
@@ -94,11 +95,24 @@ class BatchedWriter:
             data = b"".join(self._pending)
             self._pending.clear()
             try:
-                self._stdout.write(data)
+                self._write_all(data)
                 self._stdout.flush()
             except (BrokenPipeError, ValueError):  # the client is gone; the read loop ends at EOF
                 self._broken = True
                 log.error("the connection to the client is lost: shutting down")
+
+    def _write_all(self, data: bytes) -> None:
+        """Every byte: with PYTHONUNBUFFERED=1 stdout is a raw FileIO, whose write to a pipe
+        returns what went through before a signal interrupted it (a 340 KB reply was cut at
+        131,011 bytes, the next message glued on, the client stuck); None on a pipe someone
+        made non-blocking, when it is full."""
+        view = memoryview(data)
+        while view:
+            written = self._stdout.write(view)
+            if written is None:  # full, non-blocking: wait until it can take more
+                select.select([], [self._stdout.fileno()], [], 1.0)
+                continue
+            view = view[written:]
 
     def close(self) -> None:
         self.flush()
