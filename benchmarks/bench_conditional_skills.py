@@ -3,17 +3,28 @@ conditional (`paths:`): the fixed prompt (system + tools, what every request sta
 with) before any file is touched and after all are active, and the catalog through a
 real server (the first `coder.listCommands`, then each one; goals: 300 ms and 10 ms).
 
-Run: `python benchmarks/bench_conditional_skills.py [N]` (N skills, default 1,000)."""
+Run: `python benchmarks/bench_conditional_skills.py [N]` (N skills, default 1,000).
+
+`--before DIR` also runs the coder_ls found in DIR (a `git archive` of another commit, via
+`PYTHONPATH`; byte-compile it as `scripts/dev` does) beside this one, round by round in
+alternating order (`--rounds`, default 4), each with the skills and with no command files,
+and prints for each: the first listing after `initialized`, the median listing round
+trip, and the server's CPU time per listing (all its threads, `/proc/PID/task/*/schedstat`:
+what the server spends, which the machine's load blurs less than the round trip). The
+servers share a HOME: the first one reads every front matter, the later ones find it in
+the memo (`engine/commands/frontcache.py`); its first server's figure is printed apart."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import glob
 import json
-import sys
+import statistics
 import time
 from pathlib import Path
 
-from common import coder_server, init_git, median, temp_root
+from common import CODER_CMD, LspClient, coder_server, init_git, median, server_env, temp_root
 
 from coder_ls.agent.runner import Agent
 from coder_ls.engine.executor import Engine
@@ -70,8 +81,77 @@ async def engine_listing(engine: Engine, runs: int = 20) -> list[float]:
     return times
 
 
+def _cpu_ms(pid: int) -> float:
+    total = 0
+    for f in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            with open(f) as fh:
+                total += int(fh.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / 1e6
+
+
+async def one_server(root: Path, env: dict[str, str], runs: int = 50) -> tuple[float, float, float]:
+    """(first listing after `initialized`, median round trip, server CPU per listing), ms."""
+    client = await LspClient.spawn(CODER_CMD, cwd=root, env=server_env(root, env))
+    try:
+        await client.initialize(root, initialized=False)
+        t0 = time.perf_counter()
+        client.notify("initialized", {})
+        await client.execute("coder.listCommands", {}, timeout=30)
+        first = (time.perf_counter() - t0) * 1000
+        for _ in range(5):  # warm-up
+            await client.execute("coder.listCommands", {}, timeout=30)
+        cpu0, times = _cpu_ms(client.pid), []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            await client.execute("coder.listCommands", {}, timeout=30)
+            times.append((time.perf_counter() - t0) * 1000)
+        return first, median(times), (_cpu_ms(client.pid) - cpu0) / runs
+    finally:
+        await client.close()
+
+
+async def side_by_side(n: int, before: str, rounds: int) -> None:
+    with temp_root() as tmp:
+        root = init_git(tmp / "ws", {"a.txt": "a\n"})
+        install(root, n)
+        bare = init_git(tmp / "bare", {"a.txt": "a\n"})
+        (tmp / "bare-home").mkdir()
+        sides: dict[str, tuple[Path, dict[str, str]]] = {
+            "this, skills": (root, {"HOME": str(tmp)}),
+            "before, skills": (root, {"HOME": str(tmp), "PYTHONPATH": before}),
+            "this, no files": (bare, {"HOME": str(tmp / "bare-home")}),
+            "before, no files": (bare, {"HOME": str(tmp / "bare-home"), "PYTHONPATH": before}),
+        }
+        out: dict[str, list[tuple[float, float, float]]] = {k: [] for k in sides}
+        for i in range(rounds):
+            for name in list(sides) if i % 2 == 0 else list(reversed(sides)):
+                out[name].append(await one_server(*sides[name]))
+        print(f"{n} skills ({n // 2} conditional), {rounds} rounds, medians:")
+        for name, rows in out.items():
+            first, each, cpu = (statistics.median(r[k] for r in rows) for k in range(3))
+            print(
+                f"  {name:17} first listing {first:6.0f} ms (its first server: {rows[0][0]:4.0f})   "
+                f"each {each:5.2f} ms   server CPU {cpu:5.2f} ms/listing"
+            )
+        for what in ("skills", "no files"):
+            a, b = out[f"this, {what}"], out[f"before, {what}"]
+            ratios = [statistics.median(r[k] for r in a) / statistics.median(r[k] for r in b) for k in range(3)]
+            print(f"  this / before ({what}): first {ratios[0]:.2f}x, each {ratios[1]:.2f}x, CPU {ratios[2]:.2f}x")
+
+
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    parser = argparse.ArgumentParser()
+    parser.add_argument("n", nargs="?", type=int, default=1000)
+    parser.add_argument("--before", default=None, help="a coder_ls source tree to measure beside this one")
+    parser.add_argument("--rounds", type=int, default=4)
+    a = parser.parse_args()
+    n = a.n
+    if a.before:
+        asyncio.run(side_by_side(n, a.before, a.rounds))
+        return
     with temp_root() as tmp:
         root = init_git(tmp / "ws", {"a.txt": "a\n"})
         install(root, n)

@@ -21,14 +21,14 @@ import msgspec
 from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.attachments import attach_images, place_pastes, refuse_images
-from coder_ls.engine.checkpoints import Checkpoints
 from coder_ls.engine.codeaction import code_action_prompt
 from coder_ls.engine.commands.availability import Probe, unavailable
 from coder_ls.engine.commands.builtin import register_builtins
-from coder_ls.engine.commands.catalog import listing, visible
+from coder_ls.engine.commands.catalog import Listings, visible
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.expand import split_arguments
 from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan_signed
+from coder_ls.engine.commands.frontcache import FrontMatterMemo, memo_path
 from coder_ls.engine.commands.registry import Registry
 from coder_ls.engine.commands.sources import all_dirs
 from coder_ls.engine.completion import complete
@@ -48,11 +48,9 @@ from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
 from coder_ls.engine.origins import command_refusal, shell_refusal
 from coder_ls.engine.results import ResultBuilder
-from coder_ls.engine.safety import check_command
 from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
-from coder_ls.engine.tasks import AgentTask, ShellTask, task_for, titled
 from coder_ls.engine.trust import OwnedIds
 from coder_ls.hooks.dispatch import Hooks, SessionHookState
 from coder_ls.hooks.records import SessionEnd, SessionEndReason
@@ -61,10 +59,11 @@ from coder_ls.protocol.args import InputOrigin, SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
 from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, Submission, UserInput
-from coder_ls.protocol.results import CommandCatalog, CommandInfo, CommandResult, InterruptData, error_result
+from coder_ls.protocol.results import CommandInfo, CommandResult, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
 if TYPE_CHECKING:
+    from coder_ls.engine.checkpoints import Checkpoints
     from coder_ls.engine.commands.plugins import Plugin
     from coder_ls.mcp.hub import McpHub
 
@@ -97,6 +96,7 @@ class Engine:
         self.config_store = ConfigStore(root, env)
         self.registry = Registry()
         register_builtins(self.registry)
+        self.listings = Listings()  # the last listing, given again while nothing it shows changed
         # The one place `.coder/` is created; when it cannot be written the server runs in its
         # degraded mode (no checkpoints, sessions in memory), said once, and nothing else stops.
         self.state_problem = state_problem(root)
@@ -113,7 +113,8 @@ class Engine:
         self.agent: AgentRunner = agent if agent is not None else NoAgent()
         self._command_dirs = all_dirs(root, env)
         self._command_signature: tuple[tuple[str, int, int], ...] = ()
-        self._parsed = ParseCache()  # command files by (path, mtime, size)
+        self._front_matter = FrontMatterMemo(memo_path(env))  # read front matter, kept between starts
+        self._parsed = ParseCache(self._front_matter)  # command files by (path, mtime, size)
         self._plugins_key: tuple[int, ...] = ()  # the plugin folder's and state's stamps
         self._plugin_problems: list[str] = []
         self._plugins: list[Plugin] = []  # the installed plugins, read when their folder changes
@@ -157,6 +158,8 @@ class Engine:
     @property
     def checkpoints(self) -> Checkpoints:
         if self._checkpoints is None:
+            from coder_ls.engine.checkpoints import Checkpoints  # a listing or /help needs none
+
             self._checkpoints = Checkpoints(
                 self.root, owned=OwnedIds(self.env, self.root, "checkpoints"), unavailable=self.state_problem
             )
@@ -311,6 +314,7 @@ class Engine:
         commands, problems = load_commands(
             self._command_dirs, trusted=trusted, cache=self._parsed, found_files=files, stamps=sig
         )
+        self._front_matter.save_soon()  # what was read anew, for the next server (off this path)
         changed = self.registry.set_extra(commands)
         problems += [LoadProblem(s.hidden.path, s.message()) for s in self.registry.shadowed if s.hidden.path]
         problems += [LoadProblem(plugins_dir(self.env), p) for p in plugin_problems]
@@ -351,14 +355,14 @@ class Engine:
                 sid = submission.session_id or self.sessions.current_id or ""
                 loaded = self.sessions.loaded(sid or None)
                 touched = loaded.touched if loaded is not None else ()
-                catalog = listing(self.registry, self.probe(), include_hidden=include_hidden, touched=touched)
+                made = self.listings.get(self.registry, self.probe(), include_hidden=include_hidden, touched=touched)
                 return CommandResult(
                     session_id=sid,
                     submission_id=submission.id,
                     mode="command",
                     status="completed",
-                    reply="\n".join(f"/{c.name} {c.argument_hint}".rstrip() for c in catalog),
-                    data=CommandCatalog(commands=catalog),
+                    reply=made.reply,
+                    data=made.catalog,
                 )
             case CompleteInput(text=text, position=position):
                 return await self._complete_op(submission, text, position)
@@ -384,7 +388,11 @@ class Engine:
 
     def _plan(self, op: Op, b: ResultBuilder) -> tuple[bool, Planner]:
         """Whether the submission waits in the session's line, and how its tasks are chosen
-        when it starts. The input is parsed now (in arrival order); commands run later."""
+        when it starts. The input is parsed now (in arrival order); commands run later.
+        The tasks module is imported here, not with the engine: the first listing after
+        start-up never plans a task (tests/e2e/test_catalog_startup.py)."""
+        from coder_ls.engine.tasks import AgentTask
+
         match op:
             case CodeAction():
                 b.mode = "nl"
@@ -419,6 +427,8 @@ class Engine:
         pastes: tuple[Paste, ...] = (),
         origin: InputOrigin = "typed",
     ) -> Planner:
+        from coder_ls.engine.tasks import AgentTask, task_for, titled
+
         async def plan(ctx: TaskContext) -> list[Task]:
             ctx.sub.origin = origin
             if op.images and not isinstance(parsed, Prompt):
@@ -470,6 +480,9 @@ class Engine:
         return plan
 
     async def _plan_shell(self, ctx: TaskContext, command: str) -> list[Task]:
+        from coder_ls.engine.safety import check_command  # the shell parser: only for `!cmd`
+        from coder_ls.engine.tasks import ShellTask
+
         b = ctx.result
         if not command:
             b.fail("empty_command", "Nothing to run: the command is empty.")
@@ -591,7 +604,8 @@ class Engine:
         return changed
 
     async def _unavailable(self) -> list[CommandInfo]:
-        return [c for c in listing(self.registry, self.probe(), include_hidden=True) if not c.available]
+        made = self.listings.get(self.registry, self.probe(), include_hidden=True)
+        return [c for c in made.catalog.commands if not c.available]
 
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""
@@ -624,6 +638,7 @@ class Engine:
             await asyncio.wait_for(fire(SessionEnd(reason=reason)), limit)
 
     async def shutdown(self) -> None:
+        self._front_matter.save()  # a memo still waiting for its delay
         for session in self.sessions.loaded_sessions():
             await self.end_session(session, "other", limit=5.0)
         await self.sessions.close_all()

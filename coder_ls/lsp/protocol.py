@@ -74,7 +74,8 @@ class CoderProtocol(LanguageServerProtocol):
             super()._send_response(msg_id, result=result, error=error)
             return
         self._result_types.pop(msg_id, None)
-        body = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (msgspec.json.encode(msg_id), bytes(result))
+        # one copy of a result that can be hundreds of KB (the catalog), not two
+        body = b"".join((b'{"jsonrpc":"2.0","id":', msgspec.json.encode(msg_id), b',"result":', result, b"}"))
         self._send_bytes(body, urgent=True)
 
     def notify_json(self, method: str, params: Any) -> None:

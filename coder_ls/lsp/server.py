@@ -26,6 +26,7 @@ from coder_ls.lsp.host import LspHost, resolve_caps
 from coder_ls.lsp.logs import ClientLogHandler, add_secret_names
 from coder_ls.lsp.progress import ProgressManager
 from coder_ls.lsp.protocol import CoderProtocol
+from coder_ls.lsp.replies import ReplyEncoder
 from coder_ls.lsp.stream import read_messages
 from coder_ls.lsp.writer import BatchedWriter
 from coder_ls.protocol.ops import Submission
@@ -60,13 +61,6 @@ def _coder_section(settings: Any) -> dict[str, Any]:
     return {}
 
 
-def encoded(result: Any) -> Any:
-    """A command's answer as JSON bytes, sent as they are (`protocol.py`); a text with an
-    unpaired surrogate, which UTF-8 cannot carry, goes the slow way (escaped by `json`)."""
-    try:
-        return msgspec.Raw(msgspec.json.encode(result))
-    except UnicodeEncodeError:
-        return msgspec.to_builtins(result)
 
 
 class CoderServer(LanguageServer):
@@ -74,6 +68,7 @@ class CoderServer(LanguageServer):
         super().__init__("coder-ls", __version__, protocol_cls=CoderProtocol)
         self.engine: Engine | None = None
         self.progress_manager = ProgressManager(self)
+        self._replies = ReplyEncoder()  # results as JSON bytes (the catalog's kept while unchanged)
         self._requests: dict[Any, str] = {}  # JSON-RPC id -> submission id
         self._cancel_requested: set[str] = set()
         self._last_config_message: str | None = None
@@ -202,7 +197,7 @@ class CoderServer(LanguageServer):
             raise JsonRpcInvalidParams(str(exc)) from None
         except BadInput as exc:  # the user's text, not the protocol: an error result
             result = error_result(exc.session_id or "", submission_id, "bad_input", str(exc))
-            return encoded(result)
+            return self._replies.encode(result)
         if params.work_done_token is not None:
             self.progress_manager.attach_request_token(submission_id, params.work_done_token)
         if msg_id is not None:
@@ -223,7 +218,7 @@ class CoderServer(LanguageServer):
         if submission_id in self._cancel_requested:
             self._cancel_requested.discard(submission_id)
             raise JsonRpcRequestCancelled(f"request {msg_id} was cancelled", data=msgspec.to_builtins(result))
-        return encoded(result)
+        return self._replies.encode(result)
 
     def _on_cancel_request(self, msg_id: Any) -> bool:
         submission_id = self._requests.get(msg_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import select
 import threading
 from typing import BinaryIO
 
@@ -55,7 +56,7 @@ class BatchedWriter:
             data = b"".join(self._pending)
             self._pending.clear()
             try:
-                self._stdout.write(data)
+                self._write_all(data)
                 self._stdout.flush()
             except (BrokenPipeError, ConnectionResetError, ValueError):  # the client is gone
                 self._broken = True
@@ -63,6 +64,19 @@ class BatchedWriter:
         # is dropped then, the writer being broken. The read loop ends at EOF.
         if self._broken:
             log.error("the connection to the client is lost: shutting down")
+
+    def _write_all(self, data: bytes) -> None:
+        """Every byte: with PYTHONUNBUFFERED=1 stdout is a raw FileIO, whose write to a pipe
+        returns what went through before a signal interrupted it (a 340 KB reply was cut at
+        131,011 bytes, the next message glued on, the client stuck); None on a pipe someone
+        made non-blocking, when it is full."""
+        view = memoryview(data)
+        while view:
+            written = self._stdout.write(view)
+            if written is None:  # full, non-blocking: wait until it can take more
+                select.select([], [self._stdout.fileno()], [], 1.0)
+                continue
+            view = view[written:]
 
     def close(self) -> None:
         self.flush()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -126,3 +127,74 @@ async def test_activation_follows_each_touched_file_between_listings(tmp_path):
         assert (first["active"], first["by"]) == (True, "src/mod3/x/a.py"), first
         assert (await s.execute("coder.input", {"text": "and src/mod3/b.py"}))["status"] == "completed"
         assert (await activation())["by"] == "src/mod3/x/a.py"
+
+
+async def test_a_listing_given_again_still_follows_every_condition_it_shows(tmp_path):
+    """A listing is given again while nothing it shows changed (`catalog.Listings`): each
+    thing it depends on is changed between two listings, and the next one must show it —
+    the repository, the model, the disabled list, a file, and hidden entries asked for or not."""
+    root = tmp_path / "plain"  # not a git repository yet
+    root.mkdir()
+    skills = install(tmp_path / ".xdg-plain", 200)
+    hidden = skills / "skill-0010" / "SKILL.md"
+    hidden.write_text("---\ndescription: for scripts\nhidden: true\n---\nBody\n")
+    (root / "script.json").write_text('{"turns": [{"text": "ok."}]}')
+    async with lsp_session(root, env={"HOME": str(tmp_path)}) as s:
+
+        async def entries(include_hidden: bool = False) -> dict[str, dict]:
+            listed = await s.execute("coder.listCommands", {"includeHidden": include_hidden})
+            return {c["name"]: c for c in listed["data"]["commands"]}
+
+        first = await entries()
+        assert first == await entries()  # nothing changed: the same answer
+        assert first["commit"]["available"] is False and "not a git repository" in first["commit"]["reason"]
+        assert "ANTHROPIC_API_KEY" in first["skill-0003"]["reason"]
+        assert "skill-0010" not in first
+
+        everything = await entries(include_hidden=True)  # the other kind, then back
+        assert everything["skill-0010"]["hidden"] is True
+        assert "skill-0010" not in await entries()
+        assert "skill-0010" in await entries(include_hidden=True)
+
+        await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(root)], check=True, stdin=subprocess.DEVNULL)
+        commit = (await entries())["commit"]  # a repository now; still no model
+        assert "ANTHROPIC_API_KEY" in commit["reason"] and "git" not in commit["reason"], commit
+
+        scripted: dict = {"coder": {"provider": "scripted", "scriptedFile": str(root / "script.json")}}
+        s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=scripted))
+        now = await entries()
+        assert now["skill-0003"].get("available", True) is True, now["skill-0003"]  # a model can answer now
+        assert now["commit"].get("available", True) is True
+
+        scripted["coder"]["commands"] = {"disabled": ["skill-0005"]}  # the client's settings, whole
+        s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=scripted))
+        off = await entries()
+        assert off["skill-0005"]["available"] is False and "commands.disabled" in off["skill-0005"]["reason"]
+        assert off["skill-0003"].get("available", True) is True  # the model condition kept its answer
+
+        (skills / "skill-0007" / "SKILL.md").write_text("---\ndescription: edited\n---\nBody\n")
+        assert (await entries())["skill-0007"]["description"] == "edited"
+
+
+async def test_each_session_lists_its_own_activated_skills(tmp_path):
+    """The listing given again is one session's: another session's touched files never show."""
+    root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
+    (root / ".coder").mkdir()
+    (root / ".coder" / "script.json").write_text('{"turns": [{"text": "ok."}, {"text": "ok."}]}')
+    (root / ".coder" / "config.json").write_text('{"provider": "scripted", "scriptedFile": ".coder/script.json"}')
+    trust_workspace_config(root)
+    install(tmp_path / ".xdg-ws", 20)  # odd ones conditional: skill-0003 on src/mod3/**/*.py
+    async with lsp_session(root, env={"HOME": str(tmp_path)}) as s:
+
+        async def active(session_id: str) -> bool:
+            listed = await s.execute("coder.listCommands", {"sessionId": session_id})
+            return next(c for c in listed["data"]["commands"] if c["name"] == "skill-0003")["activation"]["active"]
+
+        a = (await s.execute("coder.input", {"text": "look at src/mod3/x.py"}))["sessionId"]
+        b = (await s.execute("coder.new", {}))["sessionId"]
+        # as many touched files as the first session (one), not the same one
+        assert (await s.execute("coder.input", {"text": "see docs/y.py", "sessionId": b}))["status"] == "completed"
+        assert a != b
+        for _ in range(2):  # alternate: each answer is its own session's
+            assert await active(a) is True
+            assert await active(b) is False

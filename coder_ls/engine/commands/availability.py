@@ -68,6 +68,12 @@ class Probe:
             )
         return met
 
+    def conditions(self) -> tuple[bool, str | None, frozenset[str]]:
+        """Everything a listing's availability depends on, checked now: (in a git work tree,
+        why no model can answer, the disabled names). Equal conditions give equal answers
+        for every command (`unavailable` reads nothing else of the moment)."""
+        return (self.in_git(), self.model_problem(), self.disabled)
+
     def in_git(self) -> bool:
         """Whether the workspace is in a git work tree: a `.git` (folder, or a worktree's
         file) in it or a folder above, as git finds it. A stat per folder, no git process:

@@ -42,7 +42,7 @@ import msgspec
 from coder_ls.engine.commands.allowed import parse_allowed_tools
 from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.expand import ExpandVars, expand_arguments
-from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, parse_lenient
+from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, MetaReader, parse_lenient
 from coder_ls.engine.commands.references import attach, references
 from coder_ls.engine.commands.registry import Command, Handler, Layer
 from coder_ls.engine.config import UnreadableFile, read_regular_file
@@ -243,7 +243,8 @@ Loaded = tuple[Parsed, Command | None, list[LoadProblem]]  # a file's command, f
 class ParseCache:
     """Parsed files by (path, mtime, size): a changed file is parsed again, the rest not."""
 
-    def __init__(self) -> None:
+    def __init__(self, reader: MetaReader | None = None) -> None:
+        self.reader = reader  # front matter's text -> metadata (a memo kept between starts: frontcache.py)
         self._entries: dict[str, tuple[tuple[int, int], Parsed]] = {}
         self.listings: dict[str, tuple[int, Listing]] = {}  # folder -> (mtime, its listing)
         self.skill_files: SkillFiles = {}
@@ -264,7 +265,7 @@ class ParseCache:
         if hit is not None and hit[0] == stamp and stamp != (-1, -1):
             return hit[1]
         text = read_text(path)
-        meta, body, problems = parse_lenient(text)
+        meta, body, problems = parse_lenient(text, self.reader)
         parsed = (meta, body, problems, text.lstrip("\ufeff").startswith("---"))
         self._entries[str(path)] = (stamp, parsed)
         return parsed

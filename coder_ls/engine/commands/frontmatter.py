@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -31,7 +31,7 @@ class FrontMatterError(Exception):
     pass
 
 
-class CommandMeta(msgspec.Struct, frozen=True):
+class CommandMeta(msgspec.Struct, frozen=True, omit_defaults=True):  # defaults left out of the memo (frontcache)
     """What a command or skill file says about itself (keys as in the contract, section 10).
     Some are kept for features wired later (allowed-tools, context, agent)."""
 
@@ -263,13 +263,26 @@ def parse(text: str) -> tuple[CommandMeta, str]:
     return meta, body
 
 
-def parse_lenient(text: str) -> tuple[CommandMeta, str, list[str]]:
+class MetaReader(Protocol):
+    """Reads the front matter's text into (metadata, problems): `read_meta`, or a memo of it
+    (`frontcache.FrontMatterMemo`, which keeps what it read between server starts)."""
+
+    def __call__(self, raw: str) -> tuple[CommandMeta, list[str]]: ...
+
+
+def parse_lenient(text: str, reader: MetaReader | None = None) -> tuple[CommandMeta, str, list[str]]:
     """(the metadata that could be read, the body, what could not be read). Claude Code
     loads a file whose front matter is not YAML (an unquoted colon in `description:`)
     with the keys it can still read; so does this, and says what it left out."""
     raw, body = split(text)
     if raw is None or not raw.strip():
         return CommandMeta(), body, []
+    meta, problems = (reader or read_meta)(raw)
+    return meta, body, list(problems)
+
+
+def read_meta(raw: str) -> tuple[CommandMeta, list[str]]:
+    """The front matter's text (between the `---` lines) read: a pure function of `raw`."""
     raw = _HINT_LINE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), raw)
     problems: list[str] = []
     try:
@@ -281,10 +294,10 @@ def parse_lenient(text: str) -> tuple[CommandMeta, str, list[str]]:
         problems.append(f"the front matter is not valid YAML{where}: {problem}; read line by line instead")
         data = _lenient(raw)
     if data is None:
-        return CommandMeta(), body, problems
+        return CommandMeta(), problems
     if not isinstance(data, dict):
         problems.append(f"the front matter must be a mapping of keys, not {type(data).__name__} (ignored)")
-        return CommandMeta(), body, problems
+        return CommandMeta(), problems
     values: dict[str, Any] = {}
     for key, value in data.items():
         if not isinstance(key, str):
@@ -311,7 +324,7 @@ def parse_lenient(text: str) -> tuple[CommandMeta, str, list[str]]:
         problems.append(f"'context' must be 'fork', not {values.pop('context')!r} (ignored)")
     if values.get("effort") not in (None, "", *EFFORTS):
         problems.append(f"'effort' must be one of {', '.join(EFFORTS)}, not {values.pop('effort')!r} (ignored)")
-    return CommandMeta(**values), body, problems
+    return CommandMeta(**values), problems
 
 
 # Agent-definition keys (Claude Code's subagent front matter), read for what is safe to honour.
