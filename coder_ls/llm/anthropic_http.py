@@ -20,7 +20,6 @@ No import of aiohttp at module import: `MessagesClient.open()` does it.
 
 from __future__ import annotations
 
-import email.utils
 import os
 import time
 from collections.abc import AsyncGenerator, Mapping
@@ -120,6 +119,8 @@ def retry_after_seconds(headers: Mapping[str, str] | Any, now: float | None = No
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # an HTTP date: rare, and `email` is not light
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

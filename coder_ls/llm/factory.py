@@ -36,12 +36,12 @@ def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provide
     """
     name = provider_name(config)
     if name == "anthropic":
-        from coder_ls.llm.anthropic_provider import AnthropicProvider
-
         api_key = (env.get("ANTHROPIC_API_KEY") or "").strip()
         auth_token = (env.get("ANTHROPIC_AUTH_TOKEN") or "").strip()
-        if not api_key and not auth_token:
+        if not api_key and not auth_token:  # said before importing the provider (no key: no use)
             raise ProviderError("config", missing_key_message())
+        from coder_ls.llm.anthropic_provider import AnthropicProvider
+
         base_url = (env.get("ANTHROPIC_BASE_URL") or "").strip() or None
         from coder_ls.llm.catalog import ModelCatalog, cache_file_for
 
