@@ -222,6 +222,21 @@ class TrustStore:
 
     def __init__(self, env: Mapping[str, str]) -> None:
         self.path = state_dir(env) / "trusted-workspaces.json"
+        # the answers as last read, under the file's identity then: asked at every hook event
+        # and tool call, the file is read again only when it changed (another server's
+        # `/trust` replaces it: a new inode)
+        self._read: tuple[tuple[int, int, int, int], dict[str, dict[str, Any]]] | None = None
+
+    def _answers(self) -> dict[str, dict[str, Any]]:
+        """The answers, for reading only (`_load` gives a copy to change)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return {}
+        sig = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if self._read is None or self._read[0] != sig:
+            self._read = (sig, self._load())
+        return self._read[1]
 
     def _load(self) -> dict[str, dict[str, Any]]:
         try:
@@ -239,10 +254,10 @@ class TrustStore:
         return out
 
     def is_trusted(self, root: Path, wide: Mapping[str, Any]) -> bool:
-        return not wide or self._load().get(str(root), {}).get("config") == digest(wide)
+        return not wide or self._answers().get(str(root), {}).get("config") == digest(wide)
 
     def folder_trusted(self, root: Path) -> bool:
-        return self._load().get(str(root), {}).get("folder") is True
+        return self._answers().get(str(root), {}).get("folder") is True
 
     def trust(self, root: Path, wide: Mapping[str, Any], *, folder: bool = True) -> None:
         """Record `wide` as the trusted config values; `folder`: `/trust` itself (else the
