@@ -1,9 +1,10 @@
 """A prompt sent the moment the server is initialized (as ACP clients and scripts do).
 
 The warm-up starts at `initialized`, in the background, and an early turn waits for that
-same SDK import instead of starting its own later: the request reaches the model within
-300 ms of the prompt, or, on a machine where the import itself takes longer (it takes
-seconds on a loaded one), within 300 ms of that import's end. The server's debug log (a
+same client construction (aiohttp's import; the SDK is no longer imported) instead of
+starting its own later: the request reaches the model within 300 ms of the prompt, or,
+on a machine where the import itself takes longer, within 300 ms of that import's end.
+The figure at once, with its baseline, is in benchmarks (`first_turn_at_once`). The server's debug log (a
 file) says when the warm-up began (against when the engine was built at `initialized`)
 and when the import was done; the fake says when the request came.
 """
@@ -55,7 +56,7 @@ async def test_a_prompt_sent_at_once_after_initialized_reaches_the_model_within_
         assert result["status"] == "completed" and result["reply"] == "Hello at once.", result
         (request,) = fake.message_requests
     # from the engine built at `initialized` (the "serving" line) to the warm-up's start:
-    # a turn, not the warm-up, would import the SDK if the prompt came in between
+    # a turn, not the warm-up, would build the client if the prompt came in between
     began = _logged(log, WARMUP, "warm-up: started") - _logged(log, "coder_ls.lsp.server", "coder-ls ")
     ready = _logged(log, WARMUP, "warm-up: anthropic provider") - initialized_wall
     arrived = request.time - sent
