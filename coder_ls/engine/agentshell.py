@@ -27,7 +27,7 @@ from pathlib import Path
 import msgspec
 
 from coder_ls.engine import lifetime, sandbox
-from coder_ls.engine.redact import RedactingShell
+from coder_ls.engine.redactshell import RedactingShell
 from coder_ls.engine.shell import PersistentShell, ShellResult
 from coder_ls.protocol.config import SandboxConfig
 

@@ -7,7 +7,7 @@ the agent's `bash` outside a PID namespace, a `read` of that file. So output is 
 where it enters the session, before it reaches the session log, the SQLite index, the
 model's context or an event sent to the client:
 
-- process output, in `RedactingShell.run` (every `!cmd`, the agent's `bash`,
+- process output, in `RedactingShell.run` (`engine/redactshell.py`; every `!cmd`, the agent's `bash`,
   auto-verify, a command file's inline commands): the streamed chunks and the result;
 - every tool's result, in `agent.tools.base.Tool.run` (a file read, a grep match).
 
@@ -23,11 +23,8 @@ from __future__ import annotations
 import base64
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
-import msgspec
-
-from coder_ls.engine.shell import PersistentShell, ShellResult
 from coder_ls.environ import secret_names
 
 MIN_SECRET_CHARS = 8
@@ -107,45 +104,3 @@ class StreamRedactor:
     def flush(self) -> str:
         held, self._held = self._held, ""
         return held
-
-
-class RedactingShell(PersistentShell):
-    """A shell whose output (streamed and final) never holds a secret value: the user's
-    `!` shell and the agent's (`engine/agentshell.py`) are both of this kind."""
-
-    async def run(
-        self,
-        command: str,
-        *,
-        on_output: Callable[[str], None],
-        timeout: float,
-        max_output_bytes: int,
-        hide_env: Sequence[str] = (),
-    ) -> ShellResult:
-        redactor = Redactor.for_names(hide_env)
-        if not redactor:
-            return await super().run(
-                command,
-                on_output=on_output,
-                timeout=timeout,
-                max_output_bytes=max_output_bytes,
-                hide_env=hide_env,
-            )
-        stream = StreamRedactor(redactor)
-
-        def on_chunk(chunk: str) -> None:
-            if text := stream.feed(chunk):
-                on_output(text)
-
-        try:
-            result = await super().run(
-                command,
-                on_output=on_chunk,
-                timeout=timeout,
-                max_output_bytes=max_output_bytes,
-                hide_env=hide_env,
-            )
-        finally:
-            if tail := stream.flush():
-                on_output(tail)
-        return msgspec.structs.replace(result, output=redactor.text(result.output))

@@ -16,7 +16,7 @@ from coder_ls.engine.agentshell import AgentShell
 from coder_ls.engine.attachments import collapse_pastes
 from coder_ls.engine.host import Host
 from coder_ls.engine.queue import SessionQueue
-from coder_ls.engine.redact import RedactingShell
+from coder_ls.engine.redactshell import RedactingShell
 from coder_ls.engine.sensitive import Masks
 from coder_ls.engine.submission import SubmissionState, stamp
 from coder_ls.protocol.events import Event, TodoItem
