@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.agent.policy import Decision
+from coder_ls.agent.grants import Decision
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.hooks.dispatch import SessionHookState
 from coder_ls.hooks.records import (

@@ -23,12 +23,13 @@ import asyncio
 import contextlib
 import os
 import shlex
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
+from coder_ls.agent.grants import Action, Decision, Grant, SessionGrants
 from coder_ls.agent.grantscope import covers as _covers
 from coder_ls.agent.grantscope import (
     grant_words,
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from coder_ls.engine.host import Host
     from coder_ls.protocol.events import Event
 
-Action = Literal["allow", "ask", "deny"]
 
 
 class Asking(Protocol):
@@ -84,43 +84,6 @@ PATH_TOOLS = READ_TOOLS | WRITE_TOOLS
 
 CHOICES = ["Allow once", "Allow for session", "Always allow", "Deny"]
 _SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
-
-
-class Decision(msgspec.Struct, frozen=True):
-    action: Action
-    reason: str = ""
-
-
-class Grant(msgspec.Struct, frozen=True):
-    """One "Allow for session": a tool plus an optional command prefix or path glob."""
-
-    tool: str
-    command: str | None = None
-    path: str | None = None
-
-
-class SessionGrants:
-    """The grants of one session (kept in memory, dropped with the session)."""
-
-    def __init__(self, grants: Collection[Grant] = ()) -> None:
-        self._grants: set[Grant] = set(grants)
-
-    def add(self, grant: Grant) -> None:
-        self._grants.add(grant)
-
-    def clear(self) -> None:
-        self._grants.clear()
-
-    def __iter__(self) -> Iterator[Grant]:
-        return iter(sorted(self._grants, key=lambda g: (g.tool, g.command or "", g.path or "")))
-
-    def __len__(self) -> int:
-        return len(self._grants)
-
-    def covers_path(self, tool: str, rel: str) -> bool:
-        return any(
-            g.tool == tool and g.command is None and (g.path is None or glob_match(g.path, rel)) for g in self._grants
-        )
 
 
 class ApprovalDecision(msgspec.Struct, frozen=True):

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder_ls.agent.paths import PathError, display_path, resolve_path
-from coder_ls.agent.policy import decide
 from coder_ls.agent.tools.base import ToolError
 from coder_ls.agent.tools.readimage import read_image
 from coder_ls.engine.agent_api import TurnContext
@@ -104,6 +103,8 @@ def locate(root: Path, config: Config, prompt: str) -> tuple[list[Found], list[s
             if not path.exists():
                 continue  # names nothing: stays text
             seen.add(token)
+            from coder_ls.agent.policy import decide  # only for a prompt that names a file
+
             decision = decide("read", {"path": raw}, config, root=root)
             if decision.action == "deny":
                 notes.append(f"@{token} was not attached: {decision.reason}")

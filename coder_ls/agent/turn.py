@@ -22,9 +22,9 @@ from coder_ls.agent.compact import (
     summarise,
 )
 from coder_ls.agent.complexity import TODO_REMINDER, is_complex
+from coder_ls.agent.grants import SessionGrants
 from coder_ls.agent.hooksite import HookSites
 from coder_ls.agent.paths import call_paths
-from coder_ls.agent.policy import SessionGrants, approve, decide, describe_call
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.references import prompt_content
 from coder_ls.agent.requestmsgs import RequestMessages
@@ -37,7 +37,6 @@ from coder_ls.agent.tools.bash import sandbox_options
 from coder_ls.agent.verify import is_user_verify, should_verify, verify_command, verify_message
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.codeaction import path_of
-from coder_ls.engine.safety import check_command
 from coder_ls.llm.base import (
     ProviderError,
     ProviderRequest,
@@ -356,6 +355,9 @@ class Turn:
         if tool is None:
             text, is_error = f"Unknown tool {call.name!r}. Tools: {', '.join(self.tools.names())}.", True
         else:
+            # the policy and its shell parser: imported by the first tool call, not the first request
+            from coder_ls.agent.policy import approve, decide, describe_call
+
             gate = await self.hooks.before_tool(call)  # PreToolUse: may change the input, never widen the rules
             call_input = gate.input
             decision = decide(
@@ -404,6 +406,8 @@ class Turn:
 
     def check_in_cwd(self, command: str, root: Path) -> str | None:
         """The refused-command check, with relative paths taken from the shell's cwd."""
+        from coder_ls.engine.safety import check_command  # the shell parser: once a command is called
+
         shell = self.session.agent_shell
         cwd = shell.cwd
         result = check_command(command, root, cwd=cwd, env=shell.exports())
@@ -415,6 +419,8 @@ class Turn:
         command = verify_command(config, root)
         if command is None:
             return False
+        from coder_ls.agent.policy import decide
+
         options = sandbox_options(self.session.agent_shell, config, self.turn.host)
         allowed = (
             decide(

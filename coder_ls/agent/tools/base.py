@@ -10,8 +10,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
+from coder_ls.agent.grants import SessionGrants
 from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
-from coder_ls.agent.policy import SessionGrants
 from coder_ls.engine.agent_api import SkillInfo, _no_skills
 from coder_ls.engine.host import Host
 from coder_ls.engine.redact import Redactor
