@@ -23,13 +23,15 @@ import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from coder_ls.engine import lifetime, sandbox
-from coder_ls.engine.redactshell import RedactingShell
-from coder_ls.engine.shell import PersistentShell, ShellResult
 from coder_ls.protocol.config import SandboxConfig
+
+if TYPE_CHECKING:  # imported when the shell is first used: a session's first request needs none
+    from coder_ls.engine import sandbox
+    from coder_ls.engine.shell import PersistentShell, ShellResult
 
 RESTARTED = "[the sandbox settings changed: the agent's shell was restarted; exported variables were reset]\n"
 
@@ -64,6 +66,8 @@ class AgentShell:
 
     def sandbox_for(self, config: SandboxConfig) -> sandbox.Sandbox | None:
         """The sandbox `config` asks for on this machine (None: `off` or none available)."""
+        from coder_ls.engine import lifetime, sandbox
+
         if config.mode == "off" or not sandbox.available():
             return None
         if self._tmp is None:
@@ -90,6 +94,9 @@ class AgentShell:
         box: sandbox.Sandbox | None = None,
     ) -> ShellResult:
         """Run `command` in the agent's shell, inside `box` (see `sandbox_for`)."""
+        from coder_ls.engine import sandbox
+        from coder_ls.engine.redactshell import RedactingShell
+
         async with self._lock:
             if self._closed:
                 raise RuntimeError("the shell is closed")
@@ -130,6 +137,8 @@ class AgentShell:
         hide_env: Sequence[str] = (),
     ) -> ShellResult:
         """Run `command` once, unsandboxed, in a shell of its own started in the agent's cwd."""
+        from coder_ls.engine.redactshell import RedactingShell
+
         one = RedactingShell(self._root, env=self._env, cwd=self.cwd)
         try:
             return await one.run(

@@ -9,14 +9,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from coder_ls.engine.activation import Touched
-from coder_ls.engine.agentshell import AgentShell
 from coder_ls.engine.attachments import collapse_pastes
 from coder_ls.engine.host import Host
 from coder_ls.engine.queue import SessionQueue
-from coder_ls.engine.redactshell import RedactingShell
 from coder_ls.engine.sensitive import Masks
 from coder_ls.engine.submission import SubmissionState, stamp
 from coder_ls.protocol.events import Event, TodoItem
@@ -26,6 +24,10 @@ from coder_ls.protocol.tasks import TaskState
 from coder_ls.store import log as slog
 from coder_ls.store.faults import DiskFull, StorageFault, is_disk_full
 from coder_ls.store.index import SessionIndex
+
+if TYPE_CHECKING:
+    from coder_ls.engine.agentshell import AgentShell
+    from coder_ls.engine.redactshell import RedactingShell
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,8 +61,8 @@ class Session:
         self.root = root
         self.host = host
         self.index = index
-        self.shell = RedactingShell(root)  # the user's `!` shell; no secret value in what it prints
-        self.agent_shell = AgentShell(root)  # the agent's, sandboxed; nothing crosses between them
+        self._shell: RedactingShell | None = None  # made at first use (`shell`)
+        self._agent_shell: AgentShell | None = None  # made at first use (`agent_shell`)
         self.seq = 0
         self.active: dict[str, SubmissionState] = {}  # queued, running or immediate submissions
         self.queue = SessionQueue()
@@ -96,6 +98,25 @@ class Session:
             self.message_count = loaded.message_count
             if loaded.model is not None:
                 self.model, self.provider = loaded.model.model, loaded.model.provider
+
+    @property
+    def shell(self) -> RedactingShell:
+        """The user's `!` shell; no secret value in what it prints. Made (and its module
+        imported) at first use: a prompt's first request needs no shell."""
+        if self._shell is None:
+            from coder_ls.engine.redactshell import RedactingShell
+
+            self._shell = RedactingShell(self.root)
+        return self._shell
+
+    @property
+    def agent_shell(self) -> AgentShell:
+        """The agent's shell, sandboxed; nothing crosses between it and the user's."""
+        if self._agent_shell is None:
+            from coder_ls.engine.agentshell import AgentShell
+
+            self._agent_shell = AgentShell(self.root)
+        return self._agent_shell
 
     @property
     def idle(self) -> bool:
@@ -239,8 +260,9 @@ class Session:
             sub.cancel()
         if running:  # let their frames record what happened before the log closes
             await asyncio.wait([asyncio.ensure_future(s.finished.wait()) for s in running], timeout=CLOSE_WAIT)
-        await self.shell.close()
-        await self.agent_shell.close()
+        for shell in (self._shell, self._agent_shell):  # a shell never used was never made
+            if shell is not None:
+                await shell.close()
         if self._log is not None:
             fault = self.flush_index()
             if fault is not None:
