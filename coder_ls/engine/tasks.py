@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from coder_ls.engine.checkpoints import UndoUnavailable, restore_to_head
 from coder_ls.engine.frame import Task, TaskContext
 from coder_ls.engine.gitops import NotAGitRepo
-from coder_ls.engine.iotasks import ContextTask, CostTask, ExportTask
-from coder_ls.engine.rewind import DiffTurnTask, RewindTask
 from coder_ls.engine.sessions import UnknownSession, fork_notice
 from coder_ls.protocol.actions import (
     Action,
@@ -83,15 +81,26 @@ def task_for(action: Action) -> Task:
             return ResetTask(kind)
         case ResumeSession(session_id=session_id):
             return ResumeTask(session_id)
+        # the tasks of these commands are imported when one is asked for, as `WriteConfig`'s
         case ShowContext():
+            from coder_ls.engine.iotasks import ContextTask
+
             return ContextTask()
         case ShowCost():
+            from coder_ls.engine.iotasks import CostTask
+
             return CostTask()
         case ExportSession():
+            from coder_ls.engine.iotasks import ExportTask
+
             return ExportTask(action)
         case DiffTurn():
+            from coder_ls.engine.rewind import DiffTurnTask
+
             return DiffTurnTask(action)
         case Rewind():
+            from coder_ls.engine.rewind import RewindTask
+
             return RewindTask(action)
         case WriteConfig():
             from coder_ls.engine.configwrite import WriteConfigTask
