@@ -2,6 +2,7 @@
  * tokens and ETA, fed by the controller's TaskBoard. */
 import * as vscode from 'vscode';
 import type { Controller } from './controller';
+import { plain } from './plainText';
 import { stepDescription, statusIcon, type TaskInfo, type TaskStep, taskDescription } from './tasks';
 
 export const TASKS_VIEW_ID = 'coderLs.tasks';
@@ -15,6 +16,9 @@ export class TaskTreeProvider implements vscode.TreeDataProvider<Node> {
   private readonly emitter = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
   private loaded = false;
+  /** The nodes this view gave out: a click in the view passes one; a `command:` link or
+   * another extension can only pass an object that looks like one. */
+  private readonly issued = new WeakSet<object>();
 
   constructor(private readonly controller: Controller) {
     controller.tasks.onDidChange(() => this.emitter.fire(undefined));
@@ -59,10 +63,20 @@ export class TaskTreeProvider implements vscode.TreeDataProvider<Node> {
         this.loaded = true;
         void this.controller.refreshTasks().catch(() => undefined);
       }
-      return this.controller.tasks.list().map((task) => ({ kind: 'task', task }));
+      return this.give(this.controller.tasks.list().map((task) => ({ kind: 'task', task })));
     }
-    if (node.kind === 'task') return node.task.steps.map((step) => ({ kind: 'step', task: node.task, step }));
+    if (node.kind === 'task') return this.give(node.task.steps.map((step) => ({ kind: 'step', task: node.task, step })));
     return [];
+  }
+
+  private give(nodes: Node[]): Node[] {
+    for (const n of nodes) this.issued.add(n);
+    return nodes;
+  }
+
+  /** `node` came from this view (not made up by a link or another extension). */
+  isOwn(node: unknown): node is Node {
+    return typeof node === 'object' && node !== null && this.issued.has(node);
   }
 
   refresh(): Promise<void> {
@@ -70,10 +84,15 @@ export class TaskTreeProvider implements vscode.TreeDataProvider<Node> {
   }
 }
 
-/** The task a command was invoked on: the tree item, else the newest resumable/running one. */
-export function taskArg(controller: Controller, node: unknown, want: (t: TaskInfo) => boolean): TaskInfo | undefined {
-  const n = node as Node | undefined;
-  if (n && (n.kind === 'task' || n.kind === 'step')) return n.task;
+/** The task a command was invoked on: the view's item, else the newest one `want`s (an
+ * argument that did not come from the view names nothing). */
+export function taskArg(
+  controller: Controller,
+  tree: TaskTreeProvider,
+  node: unknown,
+  want: (t: TaskInfo) => boolean,
+): TaskInfo | undefined {
+  if (tree.isOwn(node)) return node.task;
   return controller.tasks.list().find(want);
 }
 
@@ -100,14 +119,26 @@ export function registerTaskCommands(controller: Controller, tree: TaskTreeProvi
       if (goal?.trim()) await actions.submit(`/task ${goal.trim()}`);
     }),
     vscode.commands.registerCommand('coderLs.task.resume', async (node?: unknown) => {
-      const t = taskArg(controller, node, resumable);
+      const t = taskArg(controller, tree, node, resumable);
       if (!t) return void vscode.window.showInformationMessage('No paused or failed task to resume.');
+      // The view's own button is the user's click. Anything else (the palette, a `command:`
+      // link in a README, another extension) is asked first: resuming runs the task's
+      // subagents, and the server sees this submission as typed.
+      if (!tree.isOwn(node)) {
+        const goal = plain(t.goal || t.id);
+        const asked = await vscode.window.showWarningMessage(
+          `Resume the task "${goal}"? Its subagents run commands and edit files, each asking as your permissions say.`,
+          { modal: true },
+          'Resume',
+        );
+        if (asked !== 'Resume') return;
+      }
       await actions.submit(`/task resume ${t.id}`);
     }),
     vscode.commands.registerCommand('coderLs.task.stop', () => actions.interrupt()),
     vscode.commands.registerCommand('coderLs.task.refresh', () => tree.refresh()),
     vscode.commands.registerCommand('coderLs.task.openReport', async (node?: unknown) => {
-      const t = taskArg(controller, node, (x) => !!x.report);
+      const t = taskArg(controller, tree, node, (x) => !!x.report);
       if (!t?.report) return void vscode.window.showInformationMessage('This task has no report yet.');
       await actions.openFile(t.report);
     }),

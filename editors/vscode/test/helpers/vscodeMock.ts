@@ -19,9 +19,14 @@ export const commandHandlers = new Map<string, (...args: unknown[]) => unknown>(
 /** Settings by full key (`coder.shell.timeoutSeconds`) and level. */
 export const settings = new Map<string, Partial<Record<Level, unknown>>>();
 /** Scripted answers for quick picks / input boxes, consumed in order. */
-export const answers: { quickPick: Array<(items: unknown[]) => unknown>; inputBox: Array<string | undefined> } = {
+export const answers: {
+  quickPick: Array<(items: unknown[]) => unknown>;
+  inputBox: Array<string | undefined>;
+  warning: Array<string | undefined>;
+} = {
   quickPick: [],
   inputBox: [],
+  warning: [],
 };
 
 /** Contributed defaults by full key (what `get` falls back to, like VS Code). */
@@ -87,6 +92,7 @@ export function reset(): void {
   settings.clear();
   answers.quickPick.length = 0;
   answers.inputBox.length = 0;
+  answers.warning.length = 0;
 }
 
 export function setSetting(key: string, value: unknown, level: Level = 'globalValue'): void {
@@ -104,7 +110,7 @@ export const vscode = {
   window: {
     showErrorMessage: record('showErrorMessage'),
     showInformationMessage: record('showInformationMessage'),
-    showWarningMessage: record('showWarningMessage'),
+    showWarningMessage: record('showWarningMessage', () => answers.warning.shift()),
     showQuickPick: record('showQuickPick', (items) => answers.quickPick.shift()?.(items as unknown[])),
     showInputBox: record('showInputBox', () => answers.inputBox.shift()),
     showTextDocument: record('showTextDocument'),

@@ -1,4 +1,4 @@
-import { commandHandlers, reset } from '../helpers/vscodeMock';
+import { answers, commandHandlers, reset } from '../helpers/vscodeMock';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Controller, TASK_REFRESH_MS } from '../../src/controller';
@@ -114,9 +114,22 @@ test('the Tasks view: tasks with their steps, icons and actions by state', async
     interrupt: async () => undefined,
     openFile: async (p) => void opened.push(p),
   });
-  await commandHandlers.get('coderLs.task.resume')?.(roots[0]);
-  await commandHandlers.get('coderLs.task.resume')?.(); // from the palette: the newest resumable
+  await commandHandlers.get('coderLs.task.resume')?.(roots[0]); // the view's button: at once
+  answers.warning.push('Resume');
+  await commandHandlers.get('coderLs.task.resume')?.(); // from the palette: the newest resumable, asked first
   await commandHandlers.get('coderLs.task.openReport')?.(roots[1]);
   assert.deepEqual(submitted, ['/task resume t2', '/task resume t2']);
   assert.deepEqual(opened, ['.coder/tasks/t1/report.md']);
+
+  // A `command:` link can pass an object shaped like a node, naming any task: it names
+  // nothing, and resuming is asked first; a declined question submits nothing.
+  const forged = { kind: 'task', task: { ...roots[0].task, id: 'not-shown' } };
+  answers.warning.push(undefined);
+  await commandHandlers.get('coderLs.task.resume')?.(forged);
+  assert.deepEqual(submitted, ['/task resume t2', '/task resume t2']);
+  answers.warning.push('Resume');
+  await commandHandlers.get('coderLs.task.resume')?.(forged);
+  assert.deepEqual(submitted.at(-1), '/task resume t2', 'the forged id is never used');
+  await commandHandlers.get('coderLs.task.openReport')?.({ kind: 'task', task: { id: 'x', report: '/etc/passwd' } });
+  assert.deepEqual(opened.at(-1), '.coder/tasks/t1/report.md', 'a forged report path is never opened');
 });
