@@ -24,20 +24,42 @@ from typing import Any
 
 from coder_ls.protocol.messages import Block, Message
 
-__all__ = ["MessageCache"]
+__all__ = ["MessageCache", "SeenMessages"]
 
 _Entry = tuple[Message, tuple[Block, ...], dict[str, Any]]
 _CONTENT = operator.attrgetter("content")
+
+
+class SeenMessages:
+    """A list of messages as last seen (the objects, and the blocks each held then), to tell
+    whether a new list only grew at its end since: the checks run in C (identities, then
+    each message's blocks, so an edit of a content list in place is seen too)."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._blocks: list[tuple[Block, ...]] = []
+
+    def leads(self, messages: list[Message], n: int) -> bool:
+        """The first `n` messages seen lead `messages`, as they were."""
+        if not 0 < n <= min(len(messages), len(self.messages)):
+            return False
+        head = messages[:n]
+        return all(map(operator.is_, head, self.messages)) and all(
+            map(operator.eq, map(tuple, map(_CONTENT, head)), self._blocks)
+        )
+
+    def see(self, messages: list[Message], kept: int) -> None:
+        """`messages` seen now, of which the first `kept` were checked by `leads`."""
+        self._blocks = [*self._blocks[:kept], *map(tuple, map(_CONTENT, messages[kept:]))]
+        self.messages = list(messages)
 
 
 class MessageCache:
     def __init__(self) -> None:
         self._kept: dict[int, _Entry] = {}
         self._used: dict[int, _Entry] = {}
-        # the last request's messages, their blocks and their API form, in order
-        self._last: list[Message] = []
-        self._blocks: list[tuple[Block, ...]] = []
-        self._out: list[dict[str, Any]] = []
+        self._seen = SeenMessages()  # the last request's messages
+        self._out: list[dict[str, Any]] = []  # and their API form, in order
 
     def convert(self, message: Message, to_api: Callable[[Message], dict[str, Any]]) -> dict[str, Any]:
         key, blocks = id(message), tuple(message.content)
@@ -48,25 +70,18 @@ class MessageCache:
         return hit[2]
 
     def convert_all(self, messages: list[Message], to_api: Callable[[Message], dict[str, Any]]) -> list[dict[str, Any]]:
-        """Every message in API form. When the last request's messages lead this one (the
-        same objects holding the same content lists: a step only appends, and the last one
-        may have been merged with what follows), their API form is taken as a whole, and
-        only the rest is converted: no walk of the whole conversation at every step (the
-        checks run in C: identities, and each message's blocks, so an edit in place is seen)."""
-        same = self._common(messages)
+        """Every message in API form. When the last request's messages lead this one (a
+        step only appends, and the last one may have been merged with what follows: see
+        `SeenMessages`), their API form is taken as a whole and only the rest is converted:
+        no walk of the whole conversation at every step."""
+        last = len(self._seen.messages)
+        same = next((n for n in (last, last - 1) if self._seen.leads(messages, n)), 0)
         out = [*self._out[:same], *(self.convert(m, to_api) for m in messages[same:])]
         if same == 0:
             self.done()
-        self._last, self._out = list(messages), out
-        self._blocks = list(map(tuple, map(_CONTENT, messages)))
+        self._seen.see(messages, same)
+        self._out = out
         return list(out)  # the caller may replace its last entry (the cache breakpoint)
-
-    def _common(self, messages: list[Message]) -> int:
-        for n in (len(self._last), len(self._last) - 1):
-            if n > 0 and len(messages) >= n and all(map(operator.is_, messages[:n], self._last)):
-                if all(map(operator.eq, map(tuple, map(_CONTENT, messages[:n])), self._blocks)):
-                    return n
-        return 0
 
     def done(self) -> None:
         """One request converted: keep only its messages."""

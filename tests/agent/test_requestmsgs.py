@@ -1,5 +1,6 @@
 """The request's messages built step by step (`agent/requestmsgs.py`) are always what
-building them from the whole context gives: appends, merges, compaction, images."""
+building them from the whole context gives: appends, merges, compaction, edits in place,
+images."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def test_built_step_by_step_equals_built_from_scratch(tmp_path: Path) -> None:
     context = [Message(role="user", content=[TextBlock(text="go")])]
     built = RequestMessages(tmp_path)
     for i in range(300):
-        match rng.choice(["step", "step", "step", "note", "image", "compact", "clear", "same"]):
+        match rng.choice(["step", "step", "step", "note", "image", "compact", "clear", "edit", "same"]):
             case "step":
                 context.append(Message(role="assistant", content=[ToolUseBlock(id=f"t{i}", name="bash", input={})]))
                 context.append(Message(role="user", content=[ToolResultBlock(tool_use_id=f"t{i}", content=str(i))]))
@@ -38,6 +39,8 @@ def test_built_step_by_step_equals_built_from_scratch(tmp_path: Path) -> None:
             case "clear" if len(context) > 3:  # an old message replaced by a new object
                 old = context[1]
                 context[1] = Message(role=old.role, content=[TextBlock(text=f"cleared {i}")])
+            case "edit" if len(context) > 3 and context[2].content:  # a content list edited in place
+                context[2].content[0] = TextBlock(text=f"edited {i}")
             case _:
                 pass
         assert msgspec.json.encode(built.build(context)) == scratch(tmp_path, context), i
