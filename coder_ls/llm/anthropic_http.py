@@ -280,6 +280,9 @@ class MessagesClient:
             self.headers["authorization"] = f"Bearer {auth_token}"
         self._read_timeout = read_timeout
         self._aiohttp: Any = None
+        # what a failure below HTTP raises: aiohttp's errors, timeouts and the socket's own
+        # (an OSError, as TimeoutError is, can come through unwrapped)
+        self._failures: tuple[type[BaseException], ...] = (OSError,)
         self._client: Any = None  # an aiohttp.ClientSession, made on the event loop
         self._proxy: str | None = None
 
@@ -290,6 +293,7 @@ class MessagesClient:
             import aiohttp
 
             self._aiohttp = aiohttp
+            self._failures = (aiohttp.ClientError, OSError)
 
     def timeout(self, read: float) -> Any:
         """A request timeout: `read` seconds of silence at most, the client's connect limit."""
@@ -319,12 +323,12 @@ class MessagesClient:
             options["proxy"] = self._proxy
         try:
             response = await session.request(method, path.lstrip("/"), data=body, **options)
-        except (self._aiohttp.ClientError, TimeoutError) as exc:
+        except self._failures as exc:
             raise _transport_error(exc, self.base_url) from exc
         if response.status >= 400:
             try:
                 raw = await response.read()
-            except (self._aiohttp.ClientError, TimeoutError):
+            except self._failures:
                 raw = b""
             finally:
                 response.release()
@@ -349,7 +353,7 @@ class MessagesClient:
                         raise http_error(200, data)
                     yield event
             finished = True
-        except (self._aiohttp.ClientError, TimeoutError) as exc:
+        except self._failures as exc:
             raise _transport_error(exc, self.base_url) from exc
         finally:
             if finished:
@@ -361,7 +365,7 @@ class MessagesClient:
         response = await self._send(method, path, body, None)
         try:
             return bytes(await response.read())
-        except (self._aiohttp.ClientError, TimeoutError) as exc:
+        except self._failures as exc:
             raise _transport_error(exc, self.base_url) from exc
         finally:
             response.release()
