@@ -12,7 +12,7 @@ from typing import Literal
 
 import msgspec
 
-from coder_ls.agent.paths import glob_match
+from coder_ls.globs import glob_match
 
 __all__ = ["Action", "Decision", "Grant", "SessionGrants"]
 

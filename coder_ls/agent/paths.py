@@ -1,10 +1,8 @@
-"""Workspace paths: resolving what the model names, refusing escapes, glob patterns."""
+"""Workspace paths: resolving what the model names, refusing escapes (globs: `coder_ls.globs`)."""
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -80,67 +78,6 @@ def is_inside(root: Path, path: Path) -> bool:
     except (ValueError, OSError, RuntimeError):
         return False
     return True
-
-
-def _translate(pattern: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            j = pattern.find("]", i + 2)
-            if j == -1:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            body = pattern[i + 1 : j]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = j + 1
-        elif c == "{":
-            j = pattern.find("}", i)
-            if j == -1:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            alternatives = pattern[i + 1 : j].split(",")
-            out.append("(?:" + "|".join(_translate(a) for a in alternatives) + ")")
-            i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
-
-
-@functools.lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A compiled regex for a glob over POSIX relative paths.
-
-    `*` and `?` stay within one path segment, `**/` matches any number of
-    directories (zero included), `{a,b}` alternatives and `[...]` classes work.
-    A leading `./` is ignored.
-    """
-    while pattern.startswith("./"):
-        pattern = pattern[2:]
-    return re.compile(_translate(pattern) + r"\Z")
-
-
-def glob_match(pattern: str, rel_path: str) -> bool:
-    """Whether `rel_path` (POSIX, relative) matches `pattern` (see `glob_regex`)."""
-    return glob_regex(pattern).match(rel_path) is not None
 
 
 def glob_literal_length(pattern: str) -> int:

@@ -38,11 +38,12 @@ from coder_ls.agent.grantscope import (
 from coder_ls.agent.grantscope import prefix_covers as _prefix_covers
 from coder_ls.agent.grantscope import program_name as _program
 from coder_ls.agent.grantscope import skip_assignments as _skip_assignments
-from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path, skill_file
+from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
 from coder_ls.engine.protected import protected_name
 from coder_ls.engine.protected import reason as protected_why
 from coder_ls.engine.shellparse import INTERPRETERS, Command, ParsedLine, parse
 from coder_ls.engine.shellparse.indirect import GIT_BUILTINS, code_strings, git_subcommand, is_interpreter
+from coder_ls.globs import glob_match
 from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved

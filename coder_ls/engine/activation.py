@@ -9,52 +9,26 @@ from the session log on `/resume` (the log keeps every message, compacted or not
 state of its own is stored. Whether a skill is active is computed when asked, from its
 globs and those paths: a skill file added later activates on what was touched before.
 
-Globs are relative to the workspace root: `*` and `?` stay inside one path segment, `**`
-spans segments, and a glob without a `/` matches a file's name at any depth (`*.sql`).
+Globs are relative to the workspace root, read as everywhere else (`coder_ls.globs`): `*`
+and `?` stay inside one path segment, `**` spans segments, `{ts,tsx}` and `[...]` work,
+and a glob without a `/` matches a file's name at any depth (`*.sql`).
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from coder_ls.globs import name_or_path_match
 from coder_ls.protocol.messages import Message, TextBlock, ToolUseBlock
 
 _STRIP = "`'\"()[]{}<>,;:!?@"
 
 
-@functools.lru_cache(maxsize=4096)
-def _compiled(glob: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
 def matches(glob: str, rel: str) -> bool:
-    glob = glob.strip().removeprefix("./")
-    if not glob:
-        return False
-    target = rel if "/" in glob else rel.rsplit("/", 1)[-1]
-    return _compiled(glob).match(target) is not None
+    return name_or_path_match(glob, rel)
 
 
 def activated_by(globs: Sequence[str], touched: Iterable[str]) -> str | None:

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.agent.paths import PathError, display_path, glob_match, resolve_path
+from coder_ls.agent.paths import PathError, display_path, resolve_path
+from coder_ls.globs import glob_match
 
 
 def test_relative_and_absolute_inside(workspace: Path) -> None:

@@ -14,10 +14,10 @@ from typing import Annotated
 
 import msgspec
 
-from coder_ls.agent.paths import glob_match
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.filelist import SKIP_DIRS, list_files
 from coder_ls.environ import child_env
+from coder_ls.globs import glob_match, name_or_path_match
 from coder_ls.saferead import UnreadableFile, read_regular_file
 
 MAX_LINE_CHARS = 300
@@ -39,9 +39,7 @@ def _under(files: list[str], base: str) -> list[str]:
 
 def _glob_filter(rel: str, pattern: str) -> bool:
     # Like ripgrep: a glob without "/" matches the file name anywhere.
-    if "/" not in pattern.lstrip("./"):
-        return glob_match(pattern, rel.rsplit("/", 1)[-1])
-    return glob_match(pattern, rel)
+    return name_or_path_match(pattern, rel)
 
 
 def _cap(lines: list[str], limit: int, what: str) -> str:
