@@ -1,6 +1,6 @@
 """Model providers: the provider protocol, the known models, Anthropic and scripted.
 
-Importing this package (or `base` / `models`) never imports the Anthropic SDK.
+Importing this package (or `base` / `models`) imports no provider and no HTTP library.
 """
 
 from coder_ls.llm.base import (

@@ -12,7 +12,7 @@ Providers:
   workspace root; else the `CODER_SCRIPTED_FILE` environment variable), see
   `coder_ls.llm.scripted`. Choosing the model `"scripted"` selects it too.
 
-Importing this module does not import the Anthropic SDK.
+Importing this module imports no provider: the one named is imported when it is built.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provide
 
     Raises `ProviderError(kind="config")` with a message for the user when it cannot
     be built (no API key, unknown provider, missing or malformed script file).
-    Does not import the Anthropic SDK and does not touch the network.
+    Does not touch the network (the provider's HTTP client is built later, `prepare`).
     """
     name = provider_name(config)
     if name == "anthropic":

@@ -1,16 +1,8 @@
-"""The known models: ids, families, limits and how each thinks (the provider factory is `llm.factory`).
+"""The known models: ids, families, limits and how each thinks (the providers, and how the
+configuration chooses one, are `llm.factory`'s).
 
-Light on purpose: importing this module must not import the Anthropic SDK (that takes
-more than a second); `AnthropicProvider` imports it the first time a turn needs it.
-
-Providers:
-
-- `"anthropic"` (default): the Messages API. Needs `ANTHROPIC_API_KEY` (or
-  `ANTHROPIC_AUTH_TOKEN`) in the server's environment; `ANTHROPIC_BASE_URL`, when
-  set, points it at another endpoint (tests point it at a local fake server).
-- `"scripted"`: replays the JSON file named by `scriptedFile` (relative to the
-  workspace root; else the `CODER_SCRIPTED_FILE` environment variable), see
-  `coder_ls.llm.scripted`. Choosing the model `"scripted"` selects it too.
+Light on purpose: importing this module imports no provider and no HTTP library (the
+model table is read on the path of `initialize` and of the command catalog).
 """
 
 from __future__ import annotations
