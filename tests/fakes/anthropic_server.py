@@ -32,7 +32,7 @@ A RESPONSE (all keys optional):
      "delayMs": 0,                             # sleep before each SSE event (a slow stream)
      "status": 429, "retryAfter": 0.2,         # an HTTP error instead (429, 529, 500, 401, ...)
      "errorType": "rate_limit_error", "message": "...",
-     "fault": "drop" | "hang" | "hang_headers" | "error_event", "afterEvents": 3,
+     "fault": "drop" | "hang" | "hang_headers" | "error_event" | "garbage_event", "afterEvents": 3,
      "when": "text"}                           # routing: only for a request whose messages hold it
 
 Routing: a request takes the first queued RESPONSE whose `when` occurs in its messages
@@ -43,7 +43,8 @@ Faults: `drop` sends `afterEvents` SSE events then kills the connection mid-body
 `hang` sends `afterEvents` events then waits until the client disconnects (recorded:
 `server.disconnects`, `wait_for_disconnect()`); `hang_headers` never sends the
 response headers and waits for the client to disconnect; `error_event` sends an SSE `error`
-event (type `errorType`, default overloaded_error) after `afterEvents` events.
+event (type `errorType`, default overloaded_error) after `afterEvents` events;
+`garbage_event` sends an event whose data is not JSON there (a proxy's or a torn body).
 Models: `GET /v1/models` lists `models` (default: the current models of
 anthropic_models.py, with lifecycle, limits and capabilities) or fails with
 `models_status`; a `/v1/messages` request naming a retired model gets the real 404, and
@@ -511,7 +512,7 @@ class FakeAnthropicServer:
             writer.write(head.encode())
             await writer.drain()
             for n, (name, data) in enumerate(events):
-                if fault in ("drop", "hang", "error_event") and n == after:
+                if fault in ("drop", "hang", "error_event", "garbage_event") and n == after:
                     break
                 if delay:
                     with contextlib.suppress(TimeoutError):
@@ -527,6 +528,8 @@ class FakeAnthropicServer:
             if fault == "hang":
                 await gone.wait()
                 raise _Disconnected
+            if fault == "garbage_event":
+                writer.write(chunk(b'event: content_block_delta\ndata: {"type": "content_block_delta", "ind\n\n'))
             if fault == "error_event":
                 error = {
                     "type": "error",

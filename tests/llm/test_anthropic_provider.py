@@ -407,3 +407,17 @@ async def test_slow_stream_still_completes(fake_anthropic: FakeAnthropicServer) 
     items = await collect(make_provider(fake_anthropic))
     assert text_of(items) == "abc"
     assert time.monotonic() - started >= 0.18  # 9 events x 20 ms (the stream was really slow)
+
+
+async def test_a_stream_event_that_is_not_json_is_a_retried_server_error(fake_anthropic: FakeAnthropicServer) -> None:
+    """Our client decodes each event itself: one it cannot read is said, and retried."""
+    fake_anthropic.push({**reply("lost"), "fault": "garbage_event", "afterEvents": 3}, reply("read at last"))
+    items = await collect(make_provider(fake_anthropic))
+    (retrying,) = [i for i in items if isinstance(i, Retrying)]
+    assert "malformed stream event" in retrying.reason
+    assert text_of(items[items.index(retrying) :]) == "read at last"
+    fake_anthropic.push({**reply("lost"), "fault": "garbage_event", "afterEvents": 0})
+    provider = AnthropicProvider(api_key="k", base_url=fake_anthropic.url, max_attempts=1)
+    with pytest.raises(ProviderError) as info:
+        await collect(provider)
+    assert info.value.kind == "server" and "malformed stream event" in info.value.message
