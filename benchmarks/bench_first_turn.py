@@ -17,6 +17,7 @@ output and the fixed prompt as the model receives them.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import json
@@ -30,6 +31,7 @@ from common import (
     SMALL_REPO,
     LspClient,
     Result,
+    byte_compile,
     init_git,
     median,
     rss_mb,
@@ -58,9 +60,7 @@ def _workspace(tmp: Path) -> Path:
 
 
 async def _turn(client: LspClient, text: str) -> dict[str, Any]:
-    r: dict[str, Any] = await client.execute(
-        "coder.input", {"text": text}, token=f"turn-{next(_ids)}", timeout=120
-    )
+    r: dict[str, Any] = await client.execute("coder.input", {"text": text}, token=f"turn-{next(_ids)}", timeout=120)
     if r["status"] != "completed":
         raise RuntimeError(f"agent turn {r['status']}: {r.get('error')}")
     return r
@@ -119,10 +119,10 @@ async def _one_run(tmp: Path, fake: FakeAnthropicServer, warm: bool) -> dict[str
     return out
 
 
-async def _at_once_run(tmp: Path, fake: FakeAnthropicServer, warm: bool) -> float:
+async def _at_once_run(tmp: Path, fake: FakeAnthropicServer, warm: bool, extra: dict[str, str] | None = None) -> float:
     """`coder.input` sent right after `initialized`: ms until the first model request."""
     root = _workspace(tmp)
-    env = {"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": fake.url}
+    env = {"ANTHROPIC_API_KEY": "x", "ANTHROPIC_BASE_URL": fake.url, **(extra or {})}
     if not warm:
         env["CODER_WARMUP"] = "0"
     client = await LspClient.spawn(CODER_CMD, cwd=root, env=server_env(root, env))
@@ -195,9 +195,7 @@ async def bench_first_turn(quick: bool) -> list[Result]:
             60.0,
             unit="MB",
             samples=cold_rss,
-            notes=[f"warm-up on (client built, models listed): median {median(warm_rss):.1f} MB"]
-            if warm_rss
-            else [],
+            notes=[f"warm-up on (client built, models listed): median {median(warm_rss):.1f} MB"] if warm_rss else [],
         ),
         Result(
             "first_turn_shell",
@@ -227,14 +225,45 @@ async def bench_first_turn(quick: bool) -> list[Result]:
     ]
 
 
+async def at_once_beside(before: Path, rounds: int) -> dict[str, list[float]]:
+    """The first prompt at once, this checkout against the coder_ls in `before` (its
+    parent folder, via `PYTHONPATH`), in alternating order, both byte-compiled."""
+    out: dict[str, list[float]] = {"now": [], "before": []}
+    runs = [("now", {}), ("before", {"PYTHONPATH": str(before)})]
+    fake = FakeAnthropicServer().start()
+    try:
+        with temp_root() as tmp:
+            for i in range(rounds):
+                for name, extra in runs if i % 2 == 0 else runs[::-1]:
+                    out[name].append(await _at_once_run(tmp, fake, True, extra))
+    finally:
+        fake.stop()
+    return out
+
+
 BENCHMARKS = {"first_turn": bench_first_turn}
 
 
-if __name__ == "__main__":
-    quick = "--quick" in sys.argv
-    for row in asyncio.run(bench_first_turn(quick)):
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--before", type=Path, help="only the prompt at once, beside the coder_ls in this folder")
+    ap.add_argument("--rounds", type=int, default=8, help="with --before: runs of each")
+    args = ap.parse_args()
+    byte_compile(*([args.before / "coder_ls"] if args.before else []))
+    byte_compile()
+    if args.before:
+        figures = asyncio.run(at_once_beside(args.before, args.rounds))
+        for name, values in figures.items():
+            print(f"{name:7s} at once: median {median(values):5.0f} ms  {[round(v) for v in values]}")
+        return
+    for row in asyncio.run(bench_first_turn(args.quick)):
         print(f"{row.name:22} {row.value!s:>10} {row.unit:5} goal {row.goal} {row.verdict()}")
         if row.baseline:
             print(f"{'':22} baseline median {median(row.baseline):.1f}")
         for note in row.notes:
             print(f"{'':22} {note}")
+
+
+if __name__ == "__main__":
+    main()

@@ -29,7 +29,7 @@ import bench_init
 import bench_references
 import bench_scale
 import bench_store
-from common import Result, fmt, median, percentile
+from common import Result, byte_compile, fmt, median, percentile
 
 MODULES = [
     bench_init,
@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         f"coder-ls benchmarks ({'quick' if args.quick else 'full'}) — Python {platform.python_version()}, "
         f"{platform.machine()}, {__import__('os').cpu_count()} CPUs"
     )
+    byte_compile()
     t0 = time.perf_counter()
     results = asyncio.run(run(names, args.quick))
     print_table(results)
