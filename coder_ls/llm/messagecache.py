@@ -31,26 +31,27 @@ _CONTENT = operator.attrgetter("content")
 
 
 class SeenMessages:
-    """A list of messages as last seen (the objects, and the blocks each held then), to tell
-    whether a new list only grew at its end since: the checks run in C (identities, then
-    each message's blocks, so an edit of a content list in place is seen too)."""
+    """A list of messages as last seen (the objects, and a copy of each one's content list
+    as it was), to tell whether a new list only grew at its end since. The checks run in C
+    and allocate nothing: identities, then each message's content list against its copy
+    (list equality tries identity first), so an edit of a content list in place is seen."""
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
-        self._blocks: list[tuple[Block, ...]] = []
+        self._blocks: list[list[Block]] = []
 
     def leads(self, messages: list[Message], n: int) -> bool:
         """The first `n` messages seen lead `messages`, as they were."""
         if not 0 < n <= min(len(messages), len(self.messages)):
             return False
-        head = messages[:n]
-        return all(map(operator.is_, head, self.messages)) and all(
-            map(operator.eq, map(tuple, map(_CONTENT, head)), self._blocks)
+        return all(map(operator.is_, messages[:n], self.messages)) and all(
+            map(operator.eq, map(_CONTENT, messages[:n]), self._blocks)
         )
 
     def see(self, messages: list[Message], kept: int) -> None:
         """`messages` seen now, of which the first `kept` were checked by `leads`."""
-        self._blocks = [*self._blocks[:kept], *map(tuple, map(_CONTENT, messages[kept:]))]
+        del self._blocks[kept:]
+        self._blocks.extend(map(list, map(_CONTENT, messages[kept:])))
         self.messages = list(messages)
 
 
