@@ -11,6 +11,7 @@ server (at `initialized`) stays as light as it was before an agent was wired in.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from coder_ls.protocol.results import ModelData
 
 if TYPE_CHECKING:
     from coder_ls.agent.instructions import ProjectInstructions
+    from coder_ls.agent.requestmsgs import RequestMessages
     from coder_ls.agent.tools import ToolRegistry, ToolSpec
     from coder_ls.llm.base import Provider
 
@@ -48,6 +50,9 @@ class Agent:
         self._instructions: ProjectInstructions | None = None
         self._tool_sets: dict[tuple[object, ...], tuple[ToolRegistry, list[ToolSpec]]] = {}
         self._refreshing: asyncio.Task[None] | None = None
+        # each session's request messages, kept from one turn to the next: a turn starts from
+        # the last one's instead of merging the whole conversation again (`agent/requestmsgs.py`)
+        self._request_messages: weakref.WeakKeyDictionary[object, RequestMessages] = weakref.WeakKeyDictionary()
 
     def system(self, config: Config, skills: Sequence[SkillInfo] = ()) -> str:
         """The system prompt with the project's instruction files (re-read when changed),
@@ -173,6 +178,7 @@ class Agent:
         return task
 
     async def run_turn(self, ctx: TurnContext, action: RunAgent) -> None:
+        from coder_ls.agent.requestmsgs import RequestMessages
         from coder_ls.agent.turn import Turn
         from coder_ls.llm.base import ProviderError
 
@@ -207,7 +213,12 @@ class Agent:
 
             runner = Subagents(self, ctx, depth=0) if may_start else None
             hooks = specs_of(action.hooks, action.hooks_source, "skill")  # the skill's own, this turn only
-            turn = Turn(ctx, tools, providers, specs, system=system, subagents=runner, hooks=hooks)
+            kept = self._request_messages.get(ctx.session)
+            if kept is None or kept.root != ctx.root:
+                kept = self._request_messages[ctx.session] = RequestMessages(ctx.root)
+            turn = Turn(
+                ctx, tools, providers, specs, system=system, subagents=runner, hooks=hooks, request_messages=kept
+            )
         except ProviderError as exc:
             ctx.result.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)
             return

@@ -130,12 +130,14 @@ class Turn:
         actor: str = "Coder",
         hooks: Sequence[HookSpec] = (),  # a skill's or agent's own, while it runs
         agent_type: str | None = None,  # a subagent's definition (its hooks fire SubagentStop)
+        request_messages: RequestMessages | None = None,  # the session's, kept from its last turn
     ) -> None:
         self.turn, self.b, self.tools, self.providers = ctx, ctx.result, tools, providers
         self._system = system
         self.specs = specs if specs is not None else tools.specs()  # the same every step (cache prefix)
         self.session = ctx.session
-        self.request_messages = RequestMessages(ctx.root)  # built step by step, not from scratch
+        # built step by step, not from scratch; from the session's last turn on when given
+        self.request_messages = request_messages or RequestMessages(ctx.root)
         self.provider, self.model = providers(ctx)
         self.context_limit = self._context_limit()
         self.ctx: ToolContext = ToolContext(
