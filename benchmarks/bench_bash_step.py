@@ -1,6 +1,7 @@
 """The agent's bash step beside its floor, measured in one run on one timed fake endpoint.
 
     python benchmarks/bench_bash_step.py [--rounds 10] [--steps 20] [--load N] [--json out.json]
+        [--before DIR] [--one-session]
 
 Workload: a turn of `steps` consecutive tool calls of the agent's own shell tool, each
 running `true`, then a final answer. Per step: the fake server's time when it finished
@@ -11,9 +12,14 @@ sending response k (`TimedFakeServer`) -> arrival of request k+1.
   persistent plain bash (no sandbox: the least a shell tool can cost), append the result,
   send the next request. Nothing else.
 - `coder_ls`: the real server (`python -m coder_ls`, preset `yolo`, the default sandbox).
+  Each round starts a new session (`/new`: new shells, an empty conversation), as each
+  floor round is a new process; `--one-session` keeps every round in one session instead
+  (its conversation grows by 44 messages a round: the step of a long session).
 
 The two alternate round by round (floor, coder_ls, floor, ...), each round one warm-up turn
-then the timed one, so load and CPU frequency hit both alike. `--load N` runs N busy-loop
+then the timed one, so load and CPU frequency hit both alike. The fake stamps a request's
+arrival when its last byte is read, before it parses the JSON (its own cost, which grows
+with the conversation). `--load N` runs N busy-loop
 processes during the whole measurement (the figure under CPU load).
 """
 
@@ -39,6 +45,7 @@ from common import (
     REPO,
     SMALL_REPO,
     Result,
+    byte_compile,
     coder_server,
     init_git,
     median,
@@ -150,9 +157,14 @@ async def floor_round(fake: TimedFakeServer, steps: int) -> list[float]:
     return fake.step_gaps(first, steps)
 
 
-async def measure(rounds: int, steps: int, load: int = 0, before: Path | None = None) -> dict[str, list[float]]:
+async def measure(
+    rounds: int, steps: int, load: int = 0, before: Path | None = None, one_session: bool = False
+) -> dict[str, list[float]]:
     """`before`: a checkout of coder_ls (its parent directory) measured too, as `before`,
-    round by round beside the others (a change's effect, in one run)."""
+    round by round beside the others (a change's effect, in one run). Each round of a
+    server starts a new session (`/new`), as each floor round is a new process with an
+    empty conversation; `one_session`: every round in the server's first session instead
+    (the conversation grows by 2 x (steps + 2) messages a round: a long session's step)."""
     out: dict[str, list[float]] = {"floor": [], "coder_ls": []}
     fake = TimedFakeServer().start()
     try:
@@ -168,7 +180,9 @@ async def measure(rounds: int, steps: int, load: int = 0, before: Path | None = 
                 for n in range(rounds):
                     out["floor"] += await floor_round(fake, steps)
                     for name, client in clients.items():
-                        # warm-up turn (first round: SDK import, connection, the shell's start)
+                        if not one_session and n:
+                            await _command(client, "/new")
+                        # warm-up turn (the session's shell starts; first round: the client, its connection)
                         fake.push(*script(1))
                         await _turn(client, f"warm {n}")
                         first = len(fake.message_requests)
@@ -182,6 +196,12 @@ async def measure(rounds: int, steps: int, load: int = 0, before: Path | None = 
     if fake.rejections:
         raise RuntimeError(f"the fake refused requests: {fake.rejections[:1]}")
     return out
+
+
+async def _command(client: Any, text: str) -> None:
+    r = await client.execute("coder.input", {"text": text}, token=f"cmd-{next(_ids)}", timeout=60)
+    if r["status"] != "completed":
+        raise RuntimeError(f"{text}: {r['status']}: {r.get('error')}")
 
 
 async def _turn(client: Any, text: str) -> None:
@@ -229,13 +249,16 @@ def main() -> int:
     ap.add_argument("--load", type=int, default=0, help="busy-loop processes running meanwhile")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--before", type=Path, help="a directory holding another coder_ls, measured beside (PYTHONPATH)")
+    ap.add_argument("--one-session", action="store_true", help="every round in one session (a long session)")
     ap.add_argument("--profile", type=Path, help="run the server under cProfile, its stats written here")
     args = ap.parse_args()
     if args.profile:  # the server's whole life; read the per-step functions (tottime / steps)
         # through sh: the server's stderr kept beside the stats (a crash under the profiler says why)
         run = 'exec "$0" -m cProfile -o "$1" -m coder_ls 2>>"$1.stderr"'
         CODER_CMD[:] = ["sh", "-c", run, sys.executable, str(args.profile)]
-    figures = asyncio.run(measure(args.rounds, args.steps, args.load, args.before))
+    byte_compile(*([args.before / "coder_ls"] if args.before else []))
+    byte_compile()
+    figures = asyncio.run(measure(args.rounds, args.steps, args.load, args.before, args.one_session))
     for name, values in figures.items():
         s = sorted(values)
         print(f"{name:12s} median {median(values):6.2f} ms  p90 {s[int(len(s) * 0.9) - 1]:6.2f} ms  n={len(values)}")

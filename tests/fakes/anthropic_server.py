@@ -124,7 +124,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]  # lower-cased names
     body: Any  # JSON-decoded body, or None
-    time: float = field(default_factory=time.monotonic)
+    time: float = field(default_factory=time.monotonic)  # when its last byte was read
     via_proxy: str | None = None  # the absolute URL asked for, when it came as a proxy's request
 
     def to_json(self) -> dict[str, Any]:
@@ -303,6 +303,7 @@ class FakeAnthropicServer:
                 if size == 0:
                     break
                 raw += chunk[:-2]
+        received = time.monotonic()  # the whole request is in: its arrival, before our own parsing
         body: Any = None
         if raw:
             try:
@@ -314,7 +315,9 @@ class FakeAnthropicServer:
             via_proxy = target
             split = urllib.parse.urlsplit(target)
             target = split.path + (f"?{split.query}" if split.query else "")
-        recorded = RecordedRequest(method=method, path=target, headers=headers, body=body, via_proxy=via_proxy)
+        recorded = RecordedRequest(
+            method=method, path=target, headers=headers, body=body, time=received, via_proxy=via_proxy
+        )
         self.requests.append(recorded)
         if self.record_file is not None and not target.startswith(("/_", "/health")):
             with self.record_file.open("a", encoding="utf-8") as fh:
