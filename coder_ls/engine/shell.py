@@ -56,24 +56,39 @@ _PR_SET_CHILD_SUBREAPER = 36
 _FORCED_ENV = {"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
 _DROPPED_ENV = ("PWD", "OLDPWD")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_END = (
-    r"""builtin printf '\0%s\1%s%s\0%s\0' "$__coder_n" "$__coder_x" "$__coder_rc" "$PWD" >&9; """
-    r"""builtin export -p >&9; builtin printf '\0' >&9"""
-)
-# fd 9: the output pipe, kept aside so that `exec >file` in a command cannot hide the marker.
+
+
+def _end(flag: str) -> str:
+    """The loop's words that write the end marker; `flag` is `x` when the shell is ending.
+    A literal, not a variable: a command that made a variable of ours readonly would
+    otherwise change every exit code after it."""
+    return (
+        rf"""builtin printf '\0%s\1{flag}%s\0%s\0' "$__coder_n" "$__coder_rc" "$PWD" >&9; """
+        r"""builtin export -p >&9; builtin printf '\0' >&9"""
+    )
+
+
+# fd 9 is the output pipe; the loop's own stdout and stderr are /dev/null. So only the
+# command (inside the eval) and the marker reach the pipe: an `exec >file` in a command
+# cannot hide the marker, and what a command leaves behind that acts on the loop's own words
+# (an ERR or DEBUG trap, an IFS without a space) prints nothing into later results. The loop
+# splits no word (IFS is the command's), tests with `[[` (a keyword, which no function can
+# replace) and calls every builtin through `builtin` (a function named `read` or `eval`
+# cannot replace those).
 _LOOP = "\n".join(
     [
-        "exec 9>&1",
-        "trap " + shlex.quote("__coder_rc=$?; __coder_x=x; " + _END) + " EXIT",  # x: the shell is ending
-        "while IFS= read -r -d '' __coder_n && IFS= read -r -d '' __coder_d && IFS= read -r -d '' __coder_h"
-        " && IFS= read -r -d '' __coder_p && IFS= read -r -d '' __coder_c; do",
-        '  if [ -n "$__coder_h" ]; then builtin unset -v $__coder_h; fi',
-        '  if [ -n "$__coder_p" ]; then builtin eval "$__coder_p" >/dev/null 2>&1; fi',
-        '  if [ -n "$__coder_d" ]; then builtin cd -- "$__coder_d" >/dev/null 2>&1; fi',
+        "exec 9>&1 >/dev/null 2>&1",
+        "trap " + shlex.quote("__coder_rc=$?; " + _end("x")) + " EXIT",
+        "while IFS= builtin read -r -d '' __coder_n && IFS= builtin read -r -d '' __coder_d"
+        " && IFS= builtin read -r -d '' __coder_h && IFS= builtin read -r -d '' __coder_p"
+        " && IFS= builtin read -r -d '' __coder_c; do",
+        '  if [[ -n $__coder_h ]]; then builtin eval "builtin unset -v $__coder_h"; fi',
+        '  if [[ -n $__coder_p ]]; then builtin eval "$__coder_p"; fi',
+        '  if [[ -n $__coder_d ]]; then builtin cd -- "$__coder_d"; fi',
         "  builtin unset -v __coder_d __coder_h __coder_p",
         '  builtin eval "$__coder_c" </dev/null >&9 2>&9',
-        "  { __coder_rc=$?; builtin set +eux; } 2>/dev/null",
-        "  " + _END,
+        "  __coder_rc=$?; builtin set +eux",
+        "  " + _end(""),
         "done",
     ]
 )

@@ -141,3 +141,25 @@ async def test_an_interrupt_kills_the_command_and_the_next_turn_has_a_shell(tmp_
             assert result["status"] == "cancelled", result
             (after,) = await agent_runs(s, fake, "echo again $KEEP")
     assert "again 2" in after, after
+
+
+async def test_what_one_call_does_to_the_shells_own_settings_leaves_later_outputs_clean(tmp_path):
+    """A script's `IFS=$'\\n'` or `trap ... ERR`, left in the agent's shell by one call, is the
+    agent's state and stays; it must not reach the loop that frames each command, whose own
+    words then became error lines (`not a valid identifier`) and trap output in every later
+    result, exit codes that were not the command's, or secrets left set."""
+    root = init_git(tmp_path / "ws", {"app.py": APP})
+    with FakeAnthropicServer() as fake:
+        async with server(root, fake) as s:
+            outs = await agent_runs(
+                s,
+                fake,
+                "IFS=$'\\n'; trap 'echo TRAPPED' ERR",
+                "echo clean",
+                "false",
+                'printf "%s|" $(printf "a b\\nc")',
+            )
+    assert outs[1].startswith("clean\n") and "identifier" not in outs[1] and "TRAPPED" not in outs[1], outs[1]
+    # the agent's own trap still fires for its own failing command, once
+    assert outs[2].count("TRAPPED") == 1 and "exit code: 1" in outs[2], outs[2]
+    assert outs[3].startswith("a b|c|"), outs[3]  # its IFS is still the agent's

@@ -514,3 +514,75 @@ def test_landlock_grants_leave_the_protected_paths_out(tmp_path: Path) -> None:
     read_only = sandbox.Sandbox(str(root), "read-only", False, (), str(tmp_path / "t"), str(tmp_path / "c"), "landlock")
     dirs, files = sandbox.landlock_grants(read_only)
     assert not [p for p in (*dirs, *files) if Path(p).is_relative_to(root)]
+
+
+# What one command may do to the shell it runs in, gathered from shell scripts and from the
+# bash manual's list of builtins, options and special variables, not from this module's loop:
+# the next commands must still get their own output, exit code and state, each at once.
+SHELL_SETTINGS = [
+    "IFS=$'\\n'",
+    "IFS=,",
+    "IFS=",
+    "unset IFS",
+    "trap 'echo TRAPPED' ERR",
+    "set -eE; trap 'echo TRAPPED' ERR",
+    "set -T; trap 'echo TRAPPED' DEBUG",
+    "trap 'echo TRAPPED' DEBUG",
+    "trap 'echo TRAPPED' RETURN; set -o functrace",
+    "trap 'echo TRAPPED' EXIT",
+    "readonly __coder_x=1",
+    "set -u",
+    "set -x",
+    "set -o posix",
+    "set -f",
+    "set -a",
+    "set -o pipefail",
+    "shopt -s failglob nullglob extglob lastpipe xpg_echo",
+    "PATH=",
+    "readonly PATH",
+    "umask 777",
+    "exec >/dev/null 2>&1",
+    "exec 3>/dev/null",
+    "exec 0</dev/null",
+    "printf() { :; }",
+    "read() { return 1; }",
+    "eval() { :; }",
+    "unset() { :; }",
+    "export() { :; }",
+    "cd() { return 1; }",
+    "'['() { return 1; }",
+    "enable -n cd",
+    "enable -n export",
+    "enable -n set",
+    "alias printf=false; shopt -s expand_aliases",
+    "PROMPT_COMMAND='echo TRAPPED'",
+    "sleep 100 &",
+    "exit 4",
+    "kill -9 $$",
+    "exec sh",
+]
+
+
+@pytest.mark.parametrize("setting", SHELL_SETTINGS)
+async def test_what_a_command_does_to_its_shell_never_garbles_the_next_ones(tmp_path: Path, setting: str) -> None:
+    sh = PersistentShell(tmp_path)
+    try:
+        await run(sh, "export KEEP=1")
+        await run(sh, setting, timeout=5)
+        started = time.monotonic()
+        failed = await run(sh, "echo ok:$KEEP; false", timeout=5)
+        passed = await run(sh, "echo again", timeout=5)
+        took = time.monotonic() - started
+    finally:
+        await sh.close()
+    # the agent's own traps still act on its own commands, as in a terminal: ERR after `false`,
+    # DEBUG before each simple command (`echo`, `false`), and nothing of the loop's words
+    if "ERR" in setting:
+        own, again = "ok:1\nTRAPPED\n", "again\n"
+    elif "DEBUG" in setting:
+        own, again = "TRAPPED\nok:1\nTRAPPED\n", "TRAPPED\nagain\n"
+    else:
+        own, again = "ok:1\n", "again\n"
+    assert (failed.output, failed.exit_code) == (own, 1), failed
+    assert (passed.output, passed.exit_code) == (again, 0), passed
+    assert took < 2.0, f"{setting!r}: the next two commands took {took:.1f} s"
