@@ -20,7 +20,9 @@ The shell's own process group is the command's: a timeout, a cancel or `close` k
 whole group (the shell, the command, its background jobs) and the next command starts a
 new shell in the last working directory, with the exports the last finished command left
 (kept in memory, replayed as the prelude). A command that kills its shell (`kill -9 $$`,
-`exec`) is the same: the state of the last command that finished stays. Background jobs
+`exec`) is the same: the state of the last command that finished stays. So is one that
+closes the marker's fd 9 (or points it elsewhere): its shell can never say it finished, and
+the pipe's end of file, the moment the command is over, ends that shell (not the timeout). Background jobs
 left by a shell that died are killed by `close`; as a subreaper (`become_subreaper`) a
 killed group also vanishes at once instead of leaving zombies for PID 1 to reap.
 """
@@ -454,13 +456,19 @@ class PersistentShell:
             try:
                 try:
                     async with asyncio.timeout(timeout):
-                        await asyncio.wait((cmd.done, job.proto.exited), return_when=asyncio.FIRST_COMPLETED)
+                        # the end of the output, with the shell alive: the command closed fd 9
+                        # (the loop's own stdout is /dev/null), and no marker can come
+                        await asyncio.wait(
+                            (cmd.done, job.proto.exited, job.proto.eof), return_when=asyncio.FIRST_COMPLETED
+                        )
                 except TimeoutError:
                     timed_out = True
                     _killpg(job.pgid, signal.SIGTERM)
                     await job.wait_exited(TERM_GRACE_SECONDS)
                     await job.stop()
-                if not cmd.done.done() and not job.proto.eof.done():
+                if not cmd.done.done() and job.proto.eof.done():
+                    await job.wait_exited(EOF_GRACE_SECONDS)  # a shell that ends closes its output first
+                elif not cmd.done.done():
                     with contextlib.suppress(TimeoutError):  # the shell died: drain what it wrote
                         await asyncio.wait_for(asyncio.shield(job.proto.eof), EOF_GRACE_SECONDS)
             except BaseException:
@@ -472,7 +480,10 @@ class PersistentShell:
                 job.proto.command = None
             exit_code: int | None = None
             reset: str | None = None
-            if cmd.done.done() and not timed_out:
+            if not cmd.done.done() and not timed_out and job.alive:
+                await job.stop()  # its frame is lost: the next command starts a new shell
+                reset = "[the command closed the shell's output: the next command starts a new shell]"
+            elif cmd.done.done() and not timed_out:
                 exit_code, reset = self._adopt(*cmd.done.result())
                 if cmd.done.result()[0].startswith(b"x"):  # from the EXIT trap: the shell is ending
                     await job.wait_exited(REAP_WAIT_SECONDS)

@@ -586,3 +586,24 @@ async def test_what_a_command_does_to_its_shell_never_garbles_the_next_ones(tmp_
     assert (failed.output, failed.exit_code) == (own, 1), failed
     assert (passed.output, passed.exit_code) == (again, 0), passed
     assert took < 2.0, f"{setting!r}: the next two commands took {took:.1f} s"
+
+
+@pytest.mark.parametrize("closer", ["exec 9>&-", "exec 9>/dev/null", "echo before; exec 9>&-; sleep 0.2; echo after"])
+async def test_a_command_that_closes_the_frames_output_ends_when_it_does(tmp_path: Path, closer: str) -> None:
+    """fd 9 is where the end marker goes: a command that closes it (or points it elsewhere)
+    leaves a shell that can never say it finished. The pipe's end of file says so instead,
+    the moment the command is over, not at its timeout; the next command gets a new shell
+    with the state of the last command that finished."""
+    sh = PersistentShell(tmp_path)
+    try:
+        await run(sh, "export KEEP=1")
+        started = time.monotonic()
+        lost = await run(sh, closer, timeout=10)
+        took = time.monotonic() - started
+        after = await run(sh, "echo ok:$KEEP")
+    finally:
+        await sh.close()
+    assert took < 2.0 and not lost.timed_out, (took, lost)
+    assert lost.exit_code is None and "closed the shell's output" in lost.output, lost
+    assert lost.output.startswith("before\n") == closer.startswith("echo before"), lost
+    assert (after.output, after.exit_code) == ("ok:1\n", 0), after
