@@ -21,8 +21,8 @@ whole group (the shell, the command, its background jobs) and the next command s
 new shell in the last working directory, with the exports the last finished command left
 (kept in memory, replayed as the prelude). A command that kills its shell (`kill -9 $$`,
 `exec`) is the same: the state of the last command that finished stays. So is one that
-closes the marker's fd 9 (or points it elsewhere): its shell can never say it finished, and
-the pipe's end of file, the moment the command is over, ends that shell (not the timeout). Background jobs
+closes the marker's fd 9 or points it elsewhere: the loop sees that fd 9 is no longer a pipe
+and ends the shell with the command's exit code (not a wait for the timeout). Background jobs
 left by a shell that died are killed by `close`; as a subreaper (`become_subreaper`) a
 killed group also vanishes at once instead of leaving zombies for PID 1 to reap.
 """
@@ -90,6 +90,9 @@ _LOOP = "\n".join(
         "  builtin unset -v __coder_d __coder_h __coder_p",
         '  builtin eval "$__coder_c" </dev/null >&9 2>&9',
         "  __coder_rc=$?; builtin set +eux",
+        # fd 9 closed or pointed elsewhere by the command: no marker can be written, so the
+        # shell ends with the command's code, as a command that ends its shell does
+        '  [[ -p /dev/fd/9 ]] || builtin exit "$__coder_rc"',
         "  " + _end(""),
         "done",
     ]
@@ -456,19 +459,13 @@ class PersistentShell:
             try:
                 try:
                     async with asyncio.timeout(timeout):
-                        # the end of the output, with the shell alive: the command closed fd 9
-                        # (the loop's own stdout is /dev/null), and no marker can come
-                        await asyncio.wait(
-                            (cmd.done, job.proto.exited, job.proto.eof), return_when=asyncio.FIRST_COMPLETED
-                        )
+                        await asyncio.wait((cmd.done, job.proto.exited), return_when=asyncio.FIRST_COMPLETED)
                 except TimeoutError:
                     timed_out = True
                     _killpg(job.pgid, signal.SIGTERM)
                     await job.wait_exited(TERM_GRACE_SECONDS)
                     await job.stop()
-                if not cmd.done.done() and job.proto.eof.done():
-                    await job.wait_exited(EOF_GRACE_SECONDS)  # a shell that ends closes its output first
-                elif not cmd.done.done():
+                if not cmd.done.done() and not job.proto.eof.done():
                     with contextlib.suppress(TimeoutError):  # the shell died: drain what it wrote
                         await asyncio.wait_for(asyncio.shield(job.proto.eof), EOF_GRACE_SECONDS)
             except BaseException:
@@ -480,10 +477,7 @@ class PersistentShell:
                 job.proto.command = None
             exit_code: int | None = None
             reset: str | None = None
-            if not cmd.done.done() and not timed_out and job.alive:
-                await job.stop()  # its frame is lost: the next command starts a new shell
-                reset = "[the command closed the shell's output: the next command starts a new shell]"
-            elif cmd.done.done() and not timed_out:
+            if cmd.done.done() and not timed_out:
                 exit_code, reset = self._adopt(*cmd.done.result())
                 if cmd.done.result()[0].startswith(b"x"):  # from the EXIT trap: the shell is ending
                     await job.wait_exited(REAP_WAIT_SECONDS)

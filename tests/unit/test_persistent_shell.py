@@ -589,21 +589,36 @@ async def test_what_a_command_does_to_its_shell_never_garbles_the_next_ones(tmp_
 
 
 @pytest.mark.parametrize("closer", ["exec 9>&-", "exec 9>/dev/null", "echo before; exec 9>&-; sleep 0.2; echo after"])
-async def test_a_command_that_closes_the_frames_output_ends_when_it_does(tmp_path: Path, closer: str) -> None:
+@pytest.mark.parametrize("boxed", [False, True], ids=["plain", "sandboxed"])
+async def test_a_command_that_closes_the_frames_output_ends_when_it_does(
+    tmp_path: Path, closer: str, boxed: bool
+) -> None:
     """fd 9 is where the end marker goes: a command that closes it (or points it elsewhere)
-    leaves a shell that can never say it finished. The pipe's end of file says so instead,
-    the moment the command is over, not at its timeout; the next command gets a new shell
-    with the state of the last command that finished."""
-    sh = PersistentShell(tmp_path)
+    left a shell that could never say it finished, and the call waited its whole timeout.
+    Now the shell ends when the command does, with its exit code, and the next command
+    gets a new shell with the state of the last command that finished (the same in the
+    sandbox, where bubblewrap also holds the output pipe)."""
+    from coder_ls.engine import sandbox
+    from coder_ls.engine.agentshell import AgentShell
+    from coder_ls.protocol.config import SandboxConfig
+
+    if boxed and sandbox.backend() == "none":
+        pytest.skip("no sandbox backend works here")
+    (tmp_path / "d").mkdir()
+    sh = AgentShell(tmp_path)
+    box = sh.sandbox_for(SandboxConfig()) if boxed else None
+
+    async def run_in(command: str, timeout: float = TIMEOUT) -> ShellResult:
+        return await sh.run(command, on_output=lambda _: None, timeout=timeout, max_output_bytes=CAP, box=box)
+
     try:
-        await run(sh, "export KEEP=1")
+        await run_in("cd d && export KEEP=1")
         started = time.monotonic()
-        lost = await run(sh, closer, timeout=10)
+        lost = await run_in(closer)
         took = time.monotonic() - started
-        after = await run(sh, "echo ok:$KEEP")
+        after = await run_in('echo "ok:$KEEP $PWD"')
     finally:
         await sh.close()
-    assert took < 2.0 and not lost.timed_out, (took, lost)
-    assert lost.exit_code is None and "closed the shell's output" in lost.output, lost
-    assert lost.output.startswith("before\n") == closer.startswith("echo before"), lost
-    assert (after.output, after.exit_code) == ("ok:1\n", 0), after
+    assert took < 2.0 and not lost.timed_out and lost.exit_code == 0, (took, lost)
+    assert lost.output == ("before\nafter\n" if closer.startswith("echo before") else ""), lost
+    assert (after.output, after.exit_code) == (f"ok:1 {tmp_path / 'd'}\n", 0), after
