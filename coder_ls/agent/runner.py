@@ -105,7 +105,7 @@ class Agent:
         if self._tools is None:
             from coder_ls.agent.tools import build_default_tools
 
-            # the bash tool's own check (engine.safety, relative paths from the shell's cwd)
+            # the bash tool's own check (guard.safety, relative paths from the shell's cwd)
             self._tools = build_default_tools()
         return self._tools
 

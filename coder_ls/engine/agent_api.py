@@ -25,7 +25,7 @@ from coder_ls.protocol.results import ModelData
 
 if TYPE_CHECKING:
     from coder_ls.engine.session import Session
-    from coder_ls.engine.trust import OwnedIds
+    from coder_ls.guard.trust import OwnedIds
     from coder_ls.mcp.hub import McpHub
 
 

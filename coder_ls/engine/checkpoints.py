@@ -52,10 +52,10 @@ from coder_ls.engine.gitops import (
     split_z,
     worktree_changes,
 )
-from coder_ls.engine.trust import OwnedIds
 from coder_ls.engine.undofs import GITLINK, Change, Entry, apply_undo
 from coder_ls.engine.undojournal import Begun, Record, ServerMark, State, WorkspaceLock, overlaps, pick
 from coder_ls.engine.workindex import WorkIndex
+from coder_ls.guard.trust import OwnedIds
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class Checkpoints:
         self, root: Path, *, watch: bool | None = None, owned: OwnedIds | None = None, unavailable: str | None = None
     ) -> None:
         """`owned`: the record of the submissions this user's server snapshotted here (the
-        gate's row `checkpoints`, `engine/trust.py`); only their records are undone. None:
+        gate's row `checkpoints`, `guard/trust.py`); only their records are undone. None:
         every record in `records.json` is taken (the unit tests' own repositories).
         `unavailable`: why no checkpoint can be kept (`.coder/` cannot be written): then no
         snapshot is taken, nothing is recorded, and `/undo` raises `UndoUnavailable`."""
@@ -490,7 +490,7 @@ class Checkpoints:
     def _load(self) -> State:
         """The journal, only this user's part: `.coder/checkpoints/` can come with a clone, and
         a shipped record's "before" (or a shipped `Begun`'s) is whatever the repository wants
-        written back by `/undo` (the gate's row `checkpoints`, `engine/trust.py`)."""
+        written back by `/undo` (the gate's row `checkpoints`, `guard/trust.py`)."""
         state = journal.load(self.dir)
         if self._owned is not None:
             mine = self._owned.ids()

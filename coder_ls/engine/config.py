@@ -4,13 +4,12 @@ Precedence (later wins): defaults < user file < workspace `.coder/config.json` <
 `initializationOptions` < `workspace/didChangeConfiguration` (section `coder`). The
 workspace file is the repository's, not the user's: it adds to the user's `rules` and
 `secrets.envNames` instead of replacing them, and what it widens waits for `/trust`
-(`engine/trust.py`, the one gate).
+(`guard/trust.py`, the one gate).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,10 +17,11 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.engine.managed import ceiling, managed_config_path
-from coder_ls.engine.trust import MERGED_LISTS, TrustStore, describe_widening, split_widening
+from coder_ls.guard.managed import ceiling, managed_config_path
+from coder_ls.guard.trust import MERGED_LISTS, TrustStore, describe_widening, split_widening
 from coder_ls.protocol.config import Config
-from coder_ls.saferead import UnreadableFile, read_regular_file  # re-exported: one reader
+from coder_ls.saferead import UnreadableFile, read_regular_file
+from coder_ls.userdirs import user_config_path
 
 _UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`(?: - at `\$([^`]*)`)?")
 _AT = re.compile(r" - at `\$([^`]*)`")
@@ -39,11 +39,6 @@ class ConfigProblem(msgspec.Struct, frozen=True):
     source: str
     key: str
     message: str
-
-
-def user_config_path(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
-    return Path(base) / "coder" / "config.json"
 
 
 def workspace_config_path(root: Path) -> Path:
@@ -238,7 +233,7 @@ class ConfigStore:
         self.problems: list[ConfigProblem] = []
         self.trust_store = TrustStore(env)
         self.untrusted: dict[str, Any] = {}  # the workspace file's widening settings left out
-        self.managed: dict[str, Any] = {}  # the administrator's config.json (`engine/managed.py`)
+        self.managed: dict[str, Any] = {}  # the administrator's config.json (`guard/managed.py`)
 
     def layers(self) -> list[Layer]:
         problems: list[ConfigProblem] = []
@@ -257,7 +252,7 @@ class ConfigStore:
             Layer("initializationOptions", dict(self.init_options)),
             Layer("workspace/didChangeConfiguration (coder)", dict(self.client_settings)),
             Layer("commands", dict(self.runtime)),
-            # the administrator's, last: adds to the lists, wins on the rest (`engine/managed.py`)
+            # the administrator's, last: adds to the lists, wins on the rest (`guard/managed.py`)
             Layer(str(managed_path), {k: v for k, v in managed_values.items() if k != "permissions"}, adds_lists=True),
         ]
         self.managed = managed_values

@@ -11,9 +11,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from coder_ls.engine.config import ConfigProblem, describe, read_json_file, user_config_path
+from coder_ls.engine.config import ConfigProblem, describe, read_json_file
 from coder_ls.engine.frame import TaskContext
 from coder_ls.protocol.actions import WriteConfig
+from coder_ls.userdirs import user_config_path
 
 
 def _set(values: dict[str, Any], key: str, value: Any) -> None:

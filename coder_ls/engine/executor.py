@@ -46,12 +46,12 @@ from coder_ls.engine.dispatch import (
 from coder_ls.engine.filelist import FileListCache
 from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
-from coder_ls.engine.origins import command_refusal, shell_refusal
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
-from coder_ls.engine.trust import OwnedIds
+from coder_ls.guard.origins import command_refusal, shell_refusal
+from coder_ls.guard.trust import OwnedIds
 from coder_ls.hooks.dispatch import Hooks, SessionHookState
 from coder_ls.hooks.records import SessionEnd, SessionEndReason
 from coder_ls.protocol.actions import Paste, RunAgent
@@ -119,7 +119,7 @@ class Engine:
         self._plugin_problems: list[str] = []
         self._plugins: list[Plugin] = []  # the installed plugins, read when their folder changes
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
-        self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (engine/trust.py)
+        self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (guard/trust.py)
         self.hooks = Hooks(
             root,
             env,
@@ -204,7 +204,7 @@ class Engine:
     def trust_workspace(self) -> str:
         """`/trust`: the folder's files act as the user's (`trust.BOUNDARY`) and the workspace
         file's widening settings apply; what the user is told."""
-        from coder_ls.engine.trust import describe_widening
+        from coder_ls.guard.trust import describe_widening
 
         wide = self.config_store.trust_workspace()
         self.reload_config()
@@ -480,8 +480,8 @@ class Engine:
         return plan
 
     async def _plan_shell(self, ctx: TaskContext, command: str) -> list[Task]:
-        from coder_ls.engine.safety import check_command  # the shell parser: only for `!cmd`
         from coder_ls.engine.tasks import ShellTask
+        from coder_ls.guard.safety import check_command  # the shell parser: only for `!cmd`
 
         b = ctx.result
         if not command:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import msgspec
 
-from coder_ls.engine.gitsafe import private_env, safe_flags
 from coder_ls.environ import child_env
+from coder_ls.guard.gitsafe import private_env, safe_flags
 from coder_ls.protocol.results import DiffData
 
 # Variables that would make git look at some other repository than the workspace's.

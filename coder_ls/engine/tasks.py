@@ -197,7 +197,7 @@ class PromptCommandTask:
 
     async def run(self, ctx: TaskContext) -> None:
         from coder_ls.engine.commands.expand import INLINE_MAX_BYTES, Expanded, InlineRefused, run_inline
-        from coder_ls.engine.safety import check_command
+        from coder_ls.guard.safety import check_command
 
         session, config = ctx.session, ctx.engine.config
         root = ctx.engine.root

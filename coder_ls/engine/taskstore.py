@@ -31,7 +31,7 @@ def save(root: Path, state: TaskState) -> None:
 
 
 def load(root: Path, task_id: str) -> TaskState | None:
-    from coder_ls.engine.config import UnreadableFile, read_regular_file
+    from coder_ls.saferead import UnreadableFile, read_regular_file
 
     if not task_id or "/" in task_id or task_id.startswith("."):
         return None

@@ -116,7 +116,7 @@ print(json.dumps({"entries": len(result.data.commands), "modules": sorted(sys.mo
 # runs something), the ACP edge, and PyYAML once the front matter was read before.
 LAZY = (
     "anthropic", "httpx", "pydantic", "mcp", "PIL", "tree_sitter", "acp", "yaml",
-    "coder_ls.engine.safety", "coder_ls.engine.shellparse", "coder_ls.engine.tasks",
+    "coder_ls.guard.safety", "coder_ls.guard.shellparse", "coder_ls.engine.tasks",
     "coder_ls.engine.checkpoints", "coder_ls.agent.turn", "coder_ls.agent.tools", "coder_ls.acp",
 )  # fmt: skip
 

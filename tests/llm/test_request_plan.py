@@ -195,7 +195,10 @@ def test_model_request_settings_fall_back_one_by_one() -> None:
     config, problems = resolve([Layer("f", good)])
     assert problems == []
     assert (config.thinking, config.effort, config.max_output_tokens, config.thinking_budget) == (
-        "off", "max", 4000, 2048
+        "off",
+        "max",
+        4000,
+        2048,
     )
 
 

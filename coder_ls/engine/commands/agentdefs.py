@@ -9,7 +9,7 @@ its system prompt. Claude Code's other keys: `maxTurns` caps the agent's model r
 runs unasked is ignored with a warning (so are `color` and `hooks`). An agent whose listed
 tools all do not exist here is not loaded (it would run with none). `README.md`-like files
 with no front matter are documentation, not agents. Built in: `general` (all tools) and `explore` (read-only). What a
-workspace's file may do is the gate's (`engine/trust.py`, row `agents`): it never replaces a
+workspace's file may do is the gate's (`guard/trust.py`, row `agents`): it never replaces a
 built-in agent or the user's own, and until `/trust` its `model:` is ignored. A file that
 cannot be used is skipped and reported (the caller warns once, like command files).
 """
@@ -26,7 +26,7 @@ from coder_ls.engine.agent_api import AgentDef
 from coder_ls.engine.commands.allowed import TOOL_NAMES
 from coder_ls.engine.commands.files import LoadProblem, SourceDir, is_documentation, read_text, walk_markdown
 from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, parse_lenient
-from coder_ls.engine.trust import Origin, acts_as_user, may_replace
+from coder_ls.guard.trust import Origin, acts_as_user, may_replace
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 # Claude Code's names for our tools, as agent files from `.claude/agents/` use them (an

@@ -14,7 +14,7 @@ precedence order (`registry.py`); this module only finds and reads candidates.
 A markdown file with no front matter whose name is in capitals (`README.md`,
 `WORKFLOW_EXAMPLES.md`) is documentation, not a command.
 
-The workspace's files come with a clone: what they may do is the gate's (`engine/trust.py`,
+The workspace's files come with a clone: what they may do is the gate's (`guard/trust.py`,
 row `commands`): they never replace a built-in or the user's own command, and until
 `/trust` their `allowed-tools` grant nothing and their `` !`cmd` `` lines wait for the
 user's approval. Optional front matter (`frontmatter.py`, read leniently as Claude Code does):
@@ -45,9 +45,9 @@ from coder_ls.engine.commands.expand import ExpandVars, expand_arguments
 from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, MetaReader, parse_lenient
 from coder_ls.engine.commands.references import attach, references
 from coder_ls.engine.commands.registry import Command, Handler, Layer
-from coder_ls.engine.config import UnreadableFile, read_regular_file
-from coder_ls.engine.trust import Origin, acts_as_user
+from coder_ls.guard.trust import Origin, acts_as_user
 from coder_ls.protocol.actions import CommandOutcome, RunPromptCommand, ToolGrant
+from coder_ls.saferead import UnreadableFile, read_regular_file
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 _DOC_NAME = re.compile(r"^[A-Z0-9][A-Z0-9_.-]*$")  # README, CHANGELOG, WORKFLOW_EXAMPLES

@@ -13,7 +13,7 @@ it (a source elsewhere on the network is refused: nothing here downloads).
 Everything a plugin defines is namespaced by its name, as in Claude Code
 (`/commit-commands:commit`, agent `feature-dev:code-explorer`), and
 `${CLAUDE_PLUGIN_ROOT}` is its folder. A plugin is the user's choice, so its files act
-as the user's (`engine/trust.py`); a workspace's files never install one.
+as the user's (`guard/trust.py`); a workspace's files never install one.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any
 import msgspec
 
 from coder_ls.engine.commands.files import SourceDir
-from coder_ls.engine.config import UnreadableFile, read_regular_file
 from coder_ls.fsutil import write_atomic
+from coder_ls.saferead import UnreadableFile, read_regular_file
 
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 MARKETPLACE = Path(".claude-plugin") / "marketplace.json"

@@ -27,7 +27,7 @@ import msgspec
 
 from coder_ls.engine.commands.availability import Need, needs_of
 from coder_ls.engine.commands.frontmatter import CommandMeta
-from coder_ls.engine.trust import Origin
+from coder_ls.guard.trust import Origin
 from coder_ls.protocol.actions import CommandOutcome
 from coder_ls.protocol.results import Activation, CommandInfo
 

@@ -1,5 +1,5 @@
 """Command sources beside the user's and the workspace's files (contract section 18):
-`managed` (the administrator's folder, `engine/managed.py`) and `bundled` (skills shipped
+`managed` (the administrator's folder, `guard/managed.py`) and `bundled` (skills shipped
 in the package, `coder_ls/bundled/skills/`). They are folders like the others, loaded by
 the same loader (`files.load_commands`) and ranked by the registry's one precedence order
 (`registry.LAYERS`). Both are read as the user's own files (neither comes with a clone):
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from coder_ls.engine.commands.files import SourceDir, source_dirs
-from coder_ls.engine.managed import managed_dir
+from coder_ls.guard.managed import managed_dir
 
 BUNDLED = Path(__file__).resolve().parent.parent.parent / "bundled" / "skills"
 

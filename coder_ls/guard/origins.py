@@ -10,12 +10,23 @@ A command says it is safe from anywhere as data (`Command.any_origin`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from coder_ls.protocol.args import InputOrigin
 
-if TYPE_CHECKING:
-    from coder_ls.engine.commands.registry import Command
+
+class Command(Protocol):
+    """What this check reads of a command (`commands/registry.py`'s `Command`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def any_origin(self) -> bool: ...
+
 
 _WHAT = {
     "codeAction": "a code action",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from coder_ls.engine.shellparse.model import ANSI, Command
+from coder_ls.guard.shellparse.model import ANSI, Command
 
 
 def unescape(text: str) -> str:

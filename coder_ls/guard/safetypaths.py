@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from coder_ls.engine.shellparse import Command
-from coder_ls.engine.shellparse.indirect import MKTEMP_NAME
+from coder_ls.guard.shellparse import Command
+from coder_ls.guard.shellparse.indirect import MKTEMP_NAME
 
 SAFE_DEVICES = set("null zero full random urandom stdin stdout stderr tty ptmx console fd pts shm".split())
 

@@ -1,6 +1,6 @@
 """Refuse shell commands that would destroy the machine or data outside the workspace.
 
-The line is parsed once by `engine.shellparse` (tree-sitter-bash): every simple command
+The line is parsed once by `guard.shellparse` (tree-sitter-bash): every simple command
 that may run (behind wrappers, in `sh -c`, `eval`, here-docs, pipes into a shell,
 function bodies, substitutions) is judged by what it would do, so `echo "rm -rf /"` and
 `grep 'os.fork(' .` are fine while `command rm -rf ~`, `x=/; rm -rf $x` and
@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from coder_ls.engine.safetypaths import (
+from coder_ls.guard.safetypaths import (
     SAFE_DEVICES,
     CheckContext,
     change_dir,
@@ -37,8 +37,8 @@ from coder_ls.engine.safetypaths import (
     work_tree_top,
     write_refusal,
 )
-from coder_ls.engine.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, Redirect, parse
-from coder_ls.engine.shellparse.indirect import code_strings, is_interpreter, is_shell
+from coder_ls.guard.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, Redirect, parse
+from coder_ls.guard.shellparse.indirect import code_strings, is_interpreter, is_shell
 
 _MKFS = re.compile(r"^(mkfs(\..+)?|mke2fs|mkswap|mkntfs|mkdosfs|mkexfatfs|wipefs|blkdiscard)$")
 _PARTITIONERS = {"fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted"}

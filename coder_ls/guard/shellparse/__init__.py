@@ -15,7 +15,7 @@ The walk is iterative (no recursion limit on `a && b && …`) and nested scripts
 parsed to a bounded depth, so the cost stays linear in the length of the line.
 """
 
-from coder_ls.engine.shellparse.model import (
+from coder_ls.guard.shellparse.model import (
     DECODERS,
     INTERPRETERS,
     MAX_COMMANDS,
@@ -26,7 +26,7 @@ from coder_ls.engine.shellparse.model import (
     ParsedLine,
     Redirect,
 )
-from coder_ls.engine.shellparse.walk import parse
+from coder_ls.guard.shellparse.walk import parse
 
 __all__ = [
     "DECODERS",

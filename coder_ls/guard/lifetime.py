@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
-from coder_ls.engine.trust import state_dir
+from coder_ls.guard.trust import state_dir
 
 _RUN_DIR = re.compile(r"^coder-ls-(\d+)-(\d+)$")
 

@@ -10,7 +10,7 @@ import re
 import shlex
 from typing import Any
 
-from coder_ls.engine.shellparse.indirect import (
+from coder_ls.guard.shellparse.indirect import (
     UNSET,
     expand,
     git_alias,
@@ -19,9 +19,9 @@ from coder_ls.engine.shellparse.indirect import (
     sed_runs,
     substituted,
 )
-from coder_ls.engine.shellparse.model import SHELLS, Command
-from coder_ls.engine.shellparse.nodes import text_of
-from coder_ls.engine.shellparse.words import ansi_c, dq_unescape, has_operand, shell_script, unescape
+from coder_ls.guard.shellparse.model import SHELLS, Command
+from coder_ls.guard.shellparse.nodes import text_of
+from coder_ls.guard.shellparse.words import ansi_c, dq_unescape, has_operand, shell_script, unescape
 
 _BRACES = re.compile(r"(?<!\\)\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
 _SPLIT = re.compile(r"\s")

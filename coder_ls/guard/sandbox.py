@@ -1,8 +1,8 @@
 """The OS sandbox of the agent's shell, built from `sandbox.*` settings: bubblewrap where
-it works, else Landlock (`engine/landlock.py`), else none (the caller warns once).
+it works, else Landlock (`guard/landlock.py`), else none (the caller warns once).
 
 `workspace-write` (the default): the whole filesystem read-only; the workspace writable
-except the protected paths (`engine/protected.py`: `.git` whole, `.coder`, `.claude`,
+except the protected paths (`guard/protected.py`: `.git` whole, `.coder`, `.claude`,
 `.mcp.json`, `.envrc`, ..., existing or not), which both backends get by granting the
 workspace child by child (`protected.writable_parts`); a private writable /tmp, a
 per-workspace writable cache directory (see `CACHE_ENV`), `sandbox.writableRoots` (split
@@ -32,10 +32,10 @@ from pathlib import Path
 
 import msgspec
 
-from coder_ls.engine import lifetime, protected
-from coder_ls.engine.config import user_config_path
-from coder_ls.engine.trust import state_dir
+from coder_ls.guard import lifetime, protected
+from coder_ls.guard.trust import state_dir
 from coder_ls.protocol.config import SandboxConfig
+from coder_ls.userdirs import user_config_path
 
 # Caches that tools keep under ~ (read-only in the sandbox) go to a per-workspace directory.
 CACHE_ENV = ("XDG_CACHE_HOME", "npm_config_cache", "PIP_CACHE_DIR", "GOCACHE", "GOMODCACHE", "YARN_CACHE_FOLDER")
@@ -88,7 +88,7 @@ def bwrap_path() -> str | None:
 
 @functools.cache
 def landlock_abi() -> int:
-    from coder_ls.engine.landlock import abi
+    from coder_ls.guard.landlock import abi
 
     return abi()
 
@@ -119,9 +119,7 @@ def cache_dir(root: Path) -> Path:
     return user_cache_dir(os.environ) / "sandbox" / f"{root.name or 'root'}-{digest}"
 
 
-def resolve(
-    config: SandboxConfig, root: Path, tmp: Path, *, private: tuple[str, ...] | None = None
-) -> Sandbox | None:
+def resolve(config: SandboxConfig, root: Path, tmp: Path, *, private: tuple[str, ...] | None = None) -> Sandbox | None:
     """The sandbox `config` asks for, or None (`off`, or no sandbox on this machine).
     `private`: `server_dirs()` as the caller already computed it (the same for the process)."""
     kind = backend()

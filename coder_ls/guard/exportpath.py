@@ -5,7 +5,7 @@ any write the user did not make by hand:
 
 - no path: `.coder/exports/<sessionId>.<md|jsonl>` in the workspace (replaced each time);
 - a path inside the workspace (relative to its root, or absolute): not in a protected place
-  (`.git/hooks/…`, `.vscode/`, `.coder/config.json`, …: `engine/protected.py`), except
+  (`.git/hooks/…`, `.vscode/`, `.coder/config.json`, …: `guard/protected.py`), except
   `.coder/exports/`;
 - a path outside the workspace: only under the user's home, only when the user typed the
   command (origin `typed`), and never in a hidden file or folder there (dotfiles configure
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import msgspec
 
-from coder_ls.engine.protected import protected_name, reason
+from coder_ls.guard.protected import protected_name, reason
 
 EXPORTS = Path(".coder") / "exports"
 

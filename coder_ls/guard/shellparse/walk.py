@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from coder_ls.engine.shellparse.indirect import (
+from coder_ls.guard.shellparse.indirect import (
     UNSET,
     loop_value,
     script_c,
 )
-from coder_ls.engine.shellparse.model import (
+from coder_ls.guard.shellparse.model import (
     ASSIGNMENT,
     MAX_COMMANDS,
     MAX_DEPTH,
@@ -26,7 +26,7 @@ from coder_ls.engine.shellparse.model import (
     ParsedLine,
     Redirect,
 )
-from coder_ls.engine.shellparse.nodes import (
+from coder_ls.guard.shellparse.nodes import (
     Background,
     conditional,
     declares_nameref,
@@ -35,7 +35,7 @@ from coder_ls.engine.shellparse.nodes import (
     substitutions,
     text_of,
 )
-from coder_ls.engine.shellparse.variables import (
+from coder_ls.guard.shellparse.variables import (
     clobber,
     command_words,
     literal,
@@ -45,7 +45,7 @@ from coder_ls.engine.shellparse.variables import (
     runtime_names,
     words_of,
 )
-from coder_ls.engine.shellparse.words import (
+from coder_ls.guard.shellparse.words import (
     after_options,
     env_rest,
     option_value,

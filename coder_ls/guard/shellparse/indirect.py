@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from coder_ls.engine.shellparse.words import option_value
+from coder_ls.guard.shellparse.words import option_value
 
 # The name `$(mktemp …)` stands for: a fresh entry that did not exist before the line.
 MKTEMP_NAME = "tmp.mktemp-XXXXXXXXXX"
@@ -320,4 +320,3 @@ def loop_value(words: list[str | None]) -> str | None:
     except ValueError:
         return None
     return (common.rstrip("/") if common not in ("", ".") else ".") + "/*"
-
