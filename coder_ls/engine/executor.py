@@ -63,8 +63,8 @@ from coder_ls.protocol.results import CommandInfo, CommandResult, InterruptData,
 from coder_ls.store.gitignore import state_problem
 
 if TYPE_CHECKING:
-    from coder_ls.engine.checkpoints import Checkpoints
     from coder_ls.engine.commands.plugins import Plugin
+    from coder_ls.history.checkpoints import Checkpoints
     from coder_ls.mcp.hub import McpHub
 
 log = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ class Engine:
     @property
     def checkpoints(self) -> Checkpoints:
         if self._checkpoints is None:
-            from coder_ls.engine.checkpoints import Checkpoints  # a listing or /help needs none
+            from coder_ls.history.checkpoints import Checkpoints  # a listing or /help needs none
 
             self._checkpoints = Checkpoints(
                 self.root, owned=OwnedIds(self.env, self.root, "checkpoints"), unavailable=self.state_problem

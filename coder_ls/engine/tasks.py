@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from coder_ls.engine.checkpoints import UndoUnavailable, restore_to_head
 from coder_ls.engine.frame import Task, TaskContext
-from coder_ls.engine.gitops import NotAGitRepo
 from coder_ls.engine.sessions import UnknownSession, fork_notice
+from coder_ls.history.checkpoints import UndoUnavailable, restore_to_head
+from coder_ls.history.gitops import NotAGitRepo
 from coder_ls.protocol.actions import (
     Action,
     ChangeEffort,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from ckpt_helpers import git, user_git_state, write
 
-from coder_ls.engine import checkpoints as ck
-from coder_ls.engine.checkpoints import Checkpoints
+from coder_ls.history import checkpoints as ck
+from coder_ls.history.checkpoints import Checkpoints
 
 
 async def shell(root: Path, script: str) -> None:

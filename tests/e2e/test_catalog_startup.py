@@ -117,7 +117,7 @@ print(json.dumps({"entries": len(result.data.commands), "modules": sorted(sys.mo
 LAZY = (
     "anthropic", "httpx", "pydantic", "mcp", "PIL", "tree_sitter", "acp", "yaml",
     "coder_ls.guard.safety", "coder_ls.guard.shellparse", "coder_ls.engine.tasks",
-    "coder_ls.engine.checkpoints", "coder_ls.agent.turn", "coder_ls.agent.tools", "coder_ls.acp",
+    "coder_ls.history.checkpoints", "coder_ls.agent.turn", "coder_ls.agent.tools", "coder_ls.acp",
 )  # fmt: skip
 
 

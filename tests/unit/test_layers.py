@@ -28,13 +28,14 @@ PACKAGE = Path(coder_ls.__file__).parent
 
 EDGES = ("lsp", "acp", "cli", "wiring", "demo", "__main__")
 FLOOR = ("protocol", "fsutil", "environ", "saferead", "globs", "userdirs")
-MIDDLE = ("guard", "llm", "store", "mcp", "hooks")
+MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks")
 
 # package -> the packages it must never import (everything above it)
 ABOVE: dict[str, tuple[str, ...]] = {
     "agent": EDGES,
     "engine": ("agent", *EDGES),
     **{name: ("engine", "agent", *EDGES) for name in MIDDLE},
+    "guard": ("history", "engine", "agent", *EDGES),
     **{name: (*MIDDLE, "engine", "agent", *EDGES) for name in FLOOR},
 }
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from coder_ls.engine import gitops
 from coder_ls.engine.commands import builtin_mcp
 from coder_ls.engine.commands.availability import Need
 from coder_ls.engine.commands.builtin_config import config_commands
@@ -12,6 +11,7 @@ from coder_ls.engine.commands.context import CommandContext
 from coder_ls.engine.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
 from coder_ls.engine.commands.prompts import prompt_commands
 from coder_ls.engine.commands.registry import Command, Registry
+from coder_ls.history import gitops
 from coder_ls.protocol.actions import (
     ChangeModel,
     ChangePermissions,

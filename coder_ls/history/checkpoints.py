@@ -38,9 +38,10 @@ from pathlib import Path
 
 import msgspec
 
-from coder_ls.engine import undojournal as journal
-from coder_ls.engine.editorbuffers import EditorBuffers
-from coder_ls.engine.gitops import (
+from coder_ls.guard.trust import OwnedIds
+from coder_ls.history import undojournal as journal
+from coder_ls.history.editorbuffers import EditorBuffers
+from coder_ls.history.gitops import (
     EXCLUDE_CODER,
     USER_FLAGS,
     GitError,
@@ -52,10 +53,9 @@ from coder_ls.engine.gitops import (
     split_z,
     worktree_changes,
 )
-from coder_ls.engine.undofs import GITLINK, Change, Entry, apply_undo
-from coder_ls.engine.undojournal import Begun, Record, ServerMark, State, WorkspaceLock, overlaps, pick
-from coder_ls.engine.workindex import WorkIndex
-from coder_ls.guard.trust import OwnedIds
+from coder_ls.history.undofs import GITLINK, Change, Entry, apply_undo
+from coder_ls.history.undojournal import Begun, Record, ServerMark, State, WorkspaceLock, overlaps, pick
+from coder_ls.history.workindex import WorkIndex
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Protocol
 
-from coder_ls.engine.gitops import CODER_DIR, USER_FLAGS, GitError, GitRun, run_git, split_z
-from coder_ls.engine.watcher import TreeWatcher, ignored_folder_names
+from coder_ls.history.gitops import CODER_DIR, USER_FLAGS, GitError, GitRun, run_git, split_z
+from coder_ls.history.watcher import TreeWatcher, ignored_folder_names
 from coder_ls.saferead import read_text_or_none
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from coder_ls.engine.undofs import SYMLINK, Change, blob_id
+from coder_ls.history.undofs import SYMLINK, Change, blob_id
 
 MAX_BUFFERS = 4096
 
