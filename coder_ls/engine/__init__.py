@@ -1,1 +1,1 @@
-"""The engine: executor, frame, tasks, dispatch, commands, sessions, queue, config, shell. No pygls here."""
+"""The engine: executor, frame, tasks, dispatch, sessions, queue, config, shell. No pygls here."""

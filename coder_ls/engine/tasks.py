@@ -196,7 +196,7 @@ class PromptCommandTask:
     needs_checkpoint: bool = True
 
     async def run(self, ctx: TaskContext) -> None:
-        from coder_ls.engine.commands.expand import INLINE_MAX_BYTES, Expanded, InlineRefused, run_inline
+        from coder_ls.commands.expand import INLINE_MAX_BYTES, Expanded, InlineRefused, run_inline
         from coder_ls.guard.safety import check_command
 
         session, config = ctx.session, ctx.engine.config

@@ -1,6 +1,6 @@
 """The first listing after start-up with many skills (issue 22, benchmarks/README.md
 `corpus_first_list`): what the server loads to answer it, and the front matter it keeps
-between starts (`engine/commands/frontcache.py`) — which must never change an answer.
+between starts (`commands/frontcache.py`) — which must never change an answer.
 
 What a server loaded is read from `/proc/<pid>/maps` (the shared objects of the C
 extensions it imported): no introspection command, the real process as a user runs it."""

@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 import msgspec
 
-from coder_ls.engine.activation import Touched, activated_by
-from coder_ls.engine.commands.availability import Probe, unavailable
-from coder_ls.engine.commands.registry import Registry
+from coder_ls.commands.activation import Touched, activated_by
+from coder_ls.commands.availability import Probe, unavailable
+from coder_ls.commands.registry import Registry
 from coder_ls.protocol.results import Activation, CommandCatalog, CommandInfo
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from coder_ls.engine.commands.files import SourceDir, source_dirs
+from coder_ls.commands.files import SourceDir, source_dirs
 from coder_ls.guard.managed import managed_dir
 
 BUNDLED = Path(__file__).resolve().parent.parent.parent / "bundled" / "skills"

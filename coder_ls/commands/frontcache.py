@@ -30,8 +30,8 @@ from pathlib import Path
 import msgspec
 
 from coder_ls import __version__
-from coder_ls.engine.commands import frontmatter
-from coder_ls.engine.commands.frontmatter import CommandMeta, read_meta
+from coder_ls.commands import frontmatter
+from coder_ls.commands.frontmatter import CommandMeta, read_meta
 
 log = logging.getLogger(__name__)
 

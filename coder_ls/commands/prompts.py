@@ -3,9 +3,9 @@ an agent turn. A command file of the same name replaces one (unlike the local co
 
 from __future__ import annotations
 
-from coder_ls.engine.commands.availability import Need
-from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.registry import Command
+from coder_ls.commands.availability import Need
+from coder_ls.commands.context import CommandContext
+from coder_ls.commands.registry import Command
 from coder_ls.history import gitops
 from coder_ls.protocol.actions import CommandOutcome, RunAgent, ToolGrant
 

@@ -22,11 +22,11 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from coder_ls.engine.agent_api import AgentDef
-from coder_ls.engine.commands.allowed import TOOL_NAMES
-from coder_ls.engine.commands.files import LoadProblem, SourceDir, is_documentation, read_text, walk_markdown
-from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, parse_lenient
+from coder_ls.commands.allowed import TOOL_NAMES
+from coder_ls.commands.files import LoadProblem, SourceDir, is_documentation, read_text, walk_markdown
+from coder_ls.commands.frontmatter import CommandMeta, FrontMatterError, parse_lenient
 from coder_ls.guard.trust import Origin, acts_as_user, may_replace
+from coder_ls.protocol.agents import AgentDef
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 # Claude Code's names for our tools, as agent files from `.claude/agents/` use them (an

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from coder_ls.engine.agent_api import AgentDef, _no_agents
+from coder_ls.protocol.agents import AgentDef, _no_agents
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import CommandInfo, ModelData, SessionInfo
 

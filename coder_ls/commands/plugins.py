@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.engine.commands.files import SourceDir
+from coder_ls.commands.files import SourceDir
 from coder_ls.fsutil import write_atomic
 from coder_ls.saferead import UnreadableFile, read_regular_file
 

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.registry import Command
+from coder_ls.commands.context import CommandContext
+from coder_ls.commands.registry import Command
 from coder_ls.protocol.actions import ChangeEffort, CommandOutcome, WriteConfig
 from coder_ls.protocol.results import ConfigData, ConfigEntry, EffortData, SkillEntry, SkillsData, StatusData
 
@@ -90,7 +90,7 @@ def _flatten(values: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _entries(ctx: CommandContext) -> list[ConfigEntry]:
-    from coder_ls.engine.config import expand_dotted
+    from coder_ls.configcheck import expand_dotted
 
     effective = _flatten(msgspec.to_builtins(ctx.config))
     layers = [(source, _flatten(expand_dotted(values))) for source, values in (ctx.config_layers or list)()]
@@ -114,7 +114,7 @@ async def cmd_config(ctx: CommandContext, args: str) -> CommandOutcome:
         return CommandOutcome(reply="Configuration:\n" + "\n".join(lines), data=ConfigData(entries=entries))
     key = words[0]
     if key not in known:
-        from coder_ls.engine.dispatch import closest
+        from coder_ls.commands.registry import closest
 
         near = closest(key, known)
         hint = f" Did you mean: {', '.join(near)}?" if near else ""
@@ -128,11 +128,11 @@ async def cmd_config(ctx: CommandContext, args: str) -> CommandOutcome:
     except ValueError:
         value = raw  # plain text: a string
     scope: Literal["user", "workspace"] = "user" if scopes == ["--user"] else "workspace"
-    from coder_ls.engine.config import problems_of
+    from coder_ls.configcheck import problems_of
 
     problems = problems_of(key, value, f"/config {key}")
     if problems:
-        from coder_ls.engine.config import describe
+        from coder_ls.configcheck import describe
 
         return CommandOutcome(error=describe(problems), error_code="invalid_config")
     where = "your user file" if scope == "user" else ".coder/config.json"

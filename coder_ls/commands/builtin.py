@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from coder_ls.engine.commands import builtin_mcp
-from coder_ls.engine.commands.availability import Need
-from coder_ls.engine.commands.builtin_config import config_commands
-from coder_ls.engine.commands.builtin_io import compact_clear, diff_turn, io_commands
-from coder_ls.engine.commands.builtin_plugins import plugin_command
-from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
-from coder_ls.engine.commands.prompts import prompt_commands
-from coder_ls.engine.commands.registry import Command, Registry
+from coder_ls.commands import builtin_mcp
+from coder_ls.commands.availability import Need
+from coder_ls.commands.builtin_config import config_commands
+from coder_ls.commands.builtin_io import compact_clear, diff_turn, io_commands
+from coder_ls.commands.builtin_plugins import plugin_command
+from coder_ls.commands.context import CommandContext
+from coder_ls.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
+from coder_ls.commands.prompts import prompt_commands
+from coder_ls.commands.registry import Command, Registry
 from coder_ls.history import gitops
 from coder_ls.protocol.actions import (
     ChangeModel,
@@ -104,7 +104,7 @@ async def cmd_model(ctx: CommandContext, args: str) -> CommandOutcome:
             instead = f"; switch to {chosen.replacement}" if chosen.replacement else ""
             reply += f" Note: {chosen.name}{eol}{instead}."
         return CommandOutcome(reply=reply, actions=[ChangeModel(model=name, provider=provider)])
-    from coder_ls.engine.dispatch import closest
+    from coder_ls.commands.registry import closest
 
     near = closest(name, [*known, *FAMILIES])
     hint = f" Did you mean: {', '.join(near)}?" if near else f" Known: {', '.join([*FAMILIES, *known])}."
@@ -251,7 +251,7 @@ def _task_line(state: TaskState) -> str:
 
 
 async def cmd_task(ctx: CommandContext, args: str) -> CommandOutcome:
-    from coder_ls.engine import taskstore
+    from coder_ls.store import taskstore
 
     words = args.split()
     head = words[0] if words else ""
@@ -361,6 +361,6 @@ def register_builtins(registry: Registry) -> None:
         *config_commands(),
     ):
         registry.add_builtin(command)
-    assert tuple(registry.builtin_names()) == BUILTIN_NAMES, "update coder_ls/engine/commands/names.py"
+    assert tuple(registry.builtin_names()) == BUILTIN_NAMES, "update coder_ls/commands/names.py"
     aliases = tuple(a for n in BUILTIN_NAMES for a in registry.get(n).aliases)  # type: ignore[union-attr]
-    assert aliases == BUILTIN_ALIASES, "update BUILTIN_ALIASES in coder_ls/engine/commands/names.py"
+    assert aliases == BUILTIN_ALIASES, "update BUILTIN_ALIASES in coder_ls/commands/names.py"

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 
-from coder_ls.engine.commands import plugins
-from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.registry import Command
+from coder_ls.commands import plugins
+from coder_ls.commands.context import CommandContext
+from coder_ls.commands.registry import Command
 from coder_ls.protocol.actions import CommandOutcome
 from coder_ls.protocol.results import PluginInfo, PluginList
 

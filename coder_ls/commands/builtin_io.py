@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import shlex
 
-from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.registry import Command
+from coder_ls.commands.context import CommandContext
+from coder_ls.commands.registry import Command
 from coder_ls.protocol.actions import CommandOutcome, Compact, DiffTurn, ExportSession, Rewind, ShowContext, ShowCost
 
 

@@ -39,12 +39,12 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
-from coder_ls.engine.commands.allowed import parse_allowed_tools
-from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.expand import ExpandVars, expand_arguments
-from coder_ls.engine.commands.frontmatter import CommandMeta, FrontMatterError, MetaReader, parse_lenient
-from coder_ls.engine.commands.references import attach, references
-from coder_ls.engine.commands.registry import Command, Handler, Layer
+from coder_ls.commands.allowed import parse_allowed_tools
+from coder_ls.commands.context import CommandContext
+from coder_ls.commands.expand import ExpandVars, expand_arguments
+from coder_ls.commands.frontmatter import CommandMeta, FrontMatterError, MetaReader, parse_lenient
+from coder_ls.commands.references import attach, references
+from coder_ls.commands.registry import Command, Handler, Layer
 from coder_ls.guard.trust import Origin, acts_as_user
 from coder_ls.protocol.actions import CommandOutcome, RunPromptCommand, ToolGrant
 from coder_ls.saferead import UnreadableFile, read_regular_file

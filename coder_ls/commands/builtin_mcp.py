@@ -5,8 +5,8 @@ at once (it does not wait in the session's line)."""
 
 from __future__ import annotations
 
-from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.registry import Command
+from coder_ls.commands.context import CommandContext
+from coder_ls.commands.registry import Command
 from coder_ls.protocol.actions import CommandOutcome
 from coder_ls.protocol.results import McpData, McpServerInfo
 

@@ -19,20 +19,21 @@ winner's catalog entry lists it (`shadows`), and the caller warns once per shado
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import difflib
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-from coder_ls.engine.commands.availability import Need, needs_of
-from coder_ls.engine.commands.frontmatter import CommandMeta
+from coder_ls.commands.availability import Need, needs_of
+from coder_ls.commands.frontmatter import CommandMeta
 from coder_ls.guard.trust import Origin
 from coder_ls.protocol.actions import CommandOutcome
 from coder_ls.protocol.results import Activation, CommandInfo
 
 if TYPE_CHECKING:
-    from coder_ls.engine.commands.context import CommandContext
+    from coder_ls.commands.context import CommandContext
 
 Handler = Callable[["CommandContext", str], Awaitable[CommandOutcome]]
 Kind = Literal["local", "prompt", "agent"]
@@ -301,3 +302,14 @@ class Registry:
             for n, c in self._builtin.items()
         ]
         return out + [c for n, c in self._extra.items() if n not in self._builtin] + list(self._mcp.values())
+
+
+def closest(name: str, known: Iterable[str], limit: int = 3) -> tuple[str, ...]:
+    names = sorted(set(known))
+    prefixed = [n for n in names if n.startswith(name) or name.startswith(n)] if name else []
+    fuzzy = difflib.get_close_matches(name, names, n=limit, cutoff=0.5)
+    out: list[str] = []
+    for n in [*prefixed, *fuzzy]:
+        if n not in out:
+            out.append(n)
+    return tuple(out[:limit])

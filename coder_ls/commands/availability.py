@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from coder_ls.engine.commands.frontmatter import CommandMeta
+from coder_ls.commands.frontmatter import CommandMeta
 from coder_ls.protocol.config import Config
 
 

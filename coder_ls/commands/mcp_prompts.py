@@ -12,11 +12,11 @@ import re
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from coder_ls.engine.commands.registry import Command
+from coder_ls.commands.registry import Command
 from coder_ls.protocol.actions import CommandOutcome, RunAgent
 
 if TYPE_CHECKING:
-    from coder_ls.engine.commands.context import CommandContext
+    from coder_ls.commands.context import CommandContext
     from coder_ls.mcp.connection import McpConnection, PromptInfo
     from coder_ls.mcp.hub import McpHub
 
