@@ -79,7 +79,9 @@ async def _never(ctx: Any, inp: Any) -> Any:  # pragma: no cover - the parser on
 def unified_diff(old: str, new: str, rel: str, limit: int = DIFF_LINES) -> str:
     """`difflib.unified_diff` of old vs new, the first `limit` lines (and how many more)."""
     lines = list(
-        difflib.unified_diff(split_lines(old), split_lines(new), fromfile=f"a/{rel}", tofile=f"b/{rel}", lineterm="")
+        difflib.unified_diff(
+            split_lines(old), split_lines(new), fromfile=f"a/{rel}", tofile=f"b/{rel}", lineterm=""
+        )
     )
     if len(lines) > limit:
         more = len(lines) - limit

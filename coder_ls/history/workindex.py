@@ -291,3 +291,4 @@ class WorkIndex:
                 lock.unlink()
         except OSError:
             pass
+

@@ -100,6 +100,7 @@ async def test_no_answer_in_time_or_a_null_answer_is_not_answered(ws, fake):
 
 async def test_escape_while_asked_interrupts_the_turn(ws, fake):
     async with lsp_session(ws, env=api_env(fake), init_options={"capabilities": {"askUser": True}}) as s:
+
         release = asyncio.Event()
 
         async def later(p):

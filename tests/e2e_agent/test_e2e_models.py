@@ -111,7 +111,9 @@ async def test_deprecation_known_from_the_sdk_even_without_the_listing(ws: Path)
 
 
 async def test_after_end_of_life_the_error_says_so(ws: Path) -> None:
-    retired = [{**m, "lifecycle": "retired"} if m["id"] == "claude-sonnet-4-5" else m for m in listing()]
+    retired = [
+        {**m, "lifecycle": "retired"} if m["id"] == "claude-sonnet-4-5" else m for m in listing()
+    ]
     with FakeAnthropicServer(models=retired) as fake:
         async with lsp_session(ws, env=api_env(fake)) as s:
             await listed(s, fake)

@@ -20,7 +20,7 @@ def guard_plugin(config_home: Path) -> Path:
     (root / "bin").mkdir()
     script = root / "bin" / "no-secrets.sh"
     script.write_text(
-        '#!/bin/sh\nif grep -q hunter2; then echo "refused by $(basename "$CLAUDE_PLUGIN_ROOT")" >&2; exit 2; fi\n'
+        "#!/bin/sh\nif grep -q hunter2; then echo \"refused by $(basename \"$CLAUDE_PLUGIN_ROOT\")\" >&2; exit 2; fi\n"
     )
     script.chmod(0o755)
     hooks = {"hooks": {"UserPromptSubmit": group("${CLAUDE_PLUGIN_ROOT}/bin/no-secrets.sh")}}

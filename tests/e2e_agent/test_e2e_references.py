@@ -68,7 +68,9 @@ async def test_a_long_file_is_cut_with_a_note(agent):
 
 async def test_references_that_the_read_rules_refuse_are_not_attached(agent, tmp_path):
     a = await agent()
-    await a.configure({"permissions": "balanced", "rules": [{"tool": "read", "action": "deny", "path": "private/**"}]})
+    await a.configure(
+        {"permissions": "balanced", "rules": [{"tool": "read", "action": "deny", "path": "private/**"}]}
+    )
     outside = tmp_path / "outside-secret.txt"
     outside.write_text("OUTSIDE-SECRET\n")
     (a.root / "private").mkdir(exist_ok=True)

@@ -1,4 +1,4 @@
-""" "Coder: Revert agent change": on lines the last submission wrote, a code action whose
+""""Coder: Revert agent change": on lines the last submission wrote, a code action whose
 edit puts back what was there before (only that hunk; hunks the user changed since are
 not offered)."""
 

@@ -48,7 +48,7 @@ def skills(shared_session) -> Iterator[Path]:
     base = shared_session.root / ".claude" / "skills"
     (base / "lint-python" / "scripts").mkdir(parents=True, exist_ok=True)
     (base / "lint-python" / "SKILL.md").write_text(LINT)
-    (base / "lint-python" / "scripts" / "lint.sh").write_text('#!/bin/sh\nruff check "$@"\n')
+    (base / "lint-python" / "scripts" / "lint.sh").write_text("#!/bin/sh\nruff check \"$@\"\n")
     (base / "secret").mkdir(exist_ok=True)
     (base / "secret" / "SKILL.md").write_text(SECRET)
     yield base

@@ -131,13 +131,9 @@ def check_model(body: dict[str, Any], listed: list[dict[str, Any]] | None = None
     thinking = body.get("thinking")
     kind = thinking.get("type") if isinstance(thinking, dict) else None
     if kind == "enabled" and not model.budget:
-        return (
-            400,
-            "invalid_request_error",
-            (
-                "thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and "
-                "output_config.effort to control thinking behavior."
-            ),
+        return 400, "invalid_request_error", (
+            "thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and "
+            "output_config.effort to control thinking behavior."
         )
     if kind == "adaptive" and not model.adaptive:
         return 400, "invalid_request_error", "adaptive thinking is not supported on this model"
@@ -146,12 +142,8 @@ def check_model(body: dict[str, Any], listed: list[dict[str, Any]] | None = None
         return 400, "invalid_request_error", f"output_config.effort: {effort!r} is not supported by this model"
     max_tokens = body.get("max_tokens")
     if isinstance(max_tokens, int) and max_tokens > model.max_tokens:
-        return (
-            400,
-            "invalid_request_error",
-            (
-                f"max_tokens: {max_tokens} > {model.max_tokens}, which is the maximum allowed number of output "
-                f"tokens for {model_id}"
-            ),
+        return 400, "invalid_request_error", (
+            f"max_tokens: {max_tokens} > {model.max_tokens}, which is the maximum allowed number of output "
+            f"tokens for {model_id}"
         )
     return None

@@ -39,7 +39,7 @@ def test_events_survive_any_cut_and_any_line_end(newline: bytes, cuts: list[int]
 
 
 def test_data_on_several_lines_is_joined() -> None:
-    assert read([b'data: {"type":\ndata: "ping"}\n\n']) == [b'{"type":\n"ping"}']
+    assert read([b"data: {\"type\":\ndata: \"ping\"}\n\n"]) == [b'{"type":\n"ping"}']
 
 
 def test_an_html_error_page_is_a_retryable_server_error_with_its_start() -> None:

@@ -299,7 +299,9 @@ async def test_dropped_connection_mid_stream_is_retried(fake_anthropic: FakeAnth
 
 
 async def test_error_event_mid_stream_is_retried(fake_anthropic: FakeAnthropicServer) -> None:
-    fake_anthropic.push(reply("partial", fault="error_event", afterEvents=4, errorType="overloaded_error"), reply("ok"))
+    fake_anthropic.push(
+        reply("partial", fault="error_event", afterEvents=4, errorType="overloaded_error"), reply("ok")
+    )
     items = await collect(make_provider(fake_anthropic))
     (retrying,) = [i for i in items if isinstance(i, Retrying)]
     assert "overloaded" in retrying.reason

@@ -220,7 +220,9 @@ ACCEPTED = {
 
 
 def post(url: str, body: Any) -> tuple[int, Any]:
-    req = urllib.request.Request(url + "/v1/messages", data=json.dumps(body).encode(), headers=API_HEADERS)
+    req = urllib.request.Request(
+        url + "/v1/messages", data=json.dumps(body).encode(), headers=API_HEADERS
+    )
     try:
         with urllib.request.urlopen(req, timeout=5) as resp:
             return resp.status, json.loads(resp.read())

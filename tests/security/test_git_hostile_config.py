@@ -24,7 +24,7 @@ FILES = {"a.txt": "alpha\n", "b.py": "x = 1\n", ".gitattributes": "*.txt filter=
 def payload(tmp_path: Path) -> tuple[Path, Path]:
     marker = tmp_path / "PWNED"
     script = tmp_path / "evil.sh"
-    script.write_text(f'#!/bin/sh\necho "$0 $*" >> {marker}\ncat\n')
+    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat\n")
     script.chmod(0o755)
     return script, marker
 

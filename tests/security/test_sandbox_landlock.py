@@ -61,7 +61,7 @@ async def test_writes_outside_and_to_protected_paths_fail_whatever_the_route(tmp
             "printf '#!/bin/sh\\necho hook\\n' > .git/hooks/pre-commit",
             "printf '[core]\\n\\tfsmonitor = touch /var/tmp/ll-x\\n' >> .git/config",
             "git config core.fsmonitor 'touch /var/tmp/ll-x'",
-            'echo \'{"permissions": "yolo"}\' > .coder/config.json',
+            "echo '{\"permissions\": \"yolo\"}' > .coder/config.json",
             "ln .git/config src/cfg && echo '[core] fsmonitor = x' >> src/cfg",
             "echo evil > src/hook && mv src/hook .git/hooks/post-checkout",
             "mv .git src/moved-git; mv .coder src/moved-coder",

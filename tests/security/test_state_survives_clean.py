@@ -30,9 +30,7 @@ async def test_sessions_and_undo_survive_git_clean_fdx(tmp_path: Path) -> None:
     async with lsp_session(root) as s2:
         resumed = await s2.execute("coder.resume", {"args": session_id})
         assert resumed["status"] == "completed", resumed
-    status = (
-        __import__("subprocess")
-        .run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True, check=True)
-        .stdout
-    )
+    status = __import__("subprocess").run(
+        ["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True, check=True
+    ).stdout
     assert ".coder/sessions" not in status and ".coder/checkpoints" not in status, status

@@ -17,7 +17,7 @@ FILES = {"a.txt": "alpha\n", "b.txt": "bravo\n", ".gitattributes": "*.txt filter
 
 def arm(root: Path, marker: Path) -> None:
     script = root.parent / "evil.sh"
-    script.write_text(f'#!/bin/sh\necho "$0 $*" >> {marker}\ncat\n')
+    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat\n")
     script.chmod(0o755)
     for key, value in (
         ("core.fsmonitor", str(script)),

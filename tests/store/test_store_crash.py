@@ -38,7 +38,9 @@ while True:
 def run_and_kill(root: Path, at_least: int) -> int:
     """Start the writer, SIGKILL it once it reports `at_least` synced entries; return that count."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root)], stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(root)], stdout=subprocess.PIPE, text=True, env=env
+    )
     assert proc.stdout is not None
     synced = 0
     try:

@@ -18,7 +18,9 @@ def msg(role: str, text: str, ts: float) -> MessageEntry:
     return MessageEntry(message=Message(role=role, content=[TextBlock(text=text)]), ts=ts)  # type: ignore[arg-type]
 
 
-def make_session(root: Path, sid: str, created: float, texts: list[str], title: str | None = None) -> SessionLog:
+def make_session(
+    root: Path, sid: str, created: float, texts: list[str], title: str | None = None
+) -> SessionLog:
     log = SessionLog.create(root, sid, str(root), created_at=created)
     if title:
         log.append(TitleEntry(title=title, ts=created))
@@ -108,7 +110,9 @@ def test_record_one_submission(tmp_path: Path, index: SessionIndex) -> None:
     entries: list[Entry] = [
         ModelEntry(model="claude-x", ts=11.0),
         msg("user", "Rename foo to bar\nin all files", 12.0),
-        MessageEntry(message=Message(role="user", content=[ToolResultBlock(tool_use_id="t", content="ok")]), ts=13.0),
+        MessageEntry(
+            message=Message(role="user", content=[ToolResultBlock(tool_use_id="t", content="ok")]), ts=13.0
+        ),
         msg("assistant", "Done.", 14.0),
     ]
     log.extend(entries)
@@ -188,7 +192,9 @@ def test_older_schema_is_reset(tmp_path: Path) -> None:
 
 
 def test_to_info_in_timezone() -> None:
-    row = SessionRow(id="abc", title="t", created_at=0.0, updated_at=1795316580.0, message_count=4, model=None)
+    row = SessionRow(
+        id="abc", title="t", created_at=0.0, updated_at=1795316580.0, message_count=4, model=None
+    )
     info = row.to_info("Asia/Shanghai", current=True)
     assert info == SessionInfo(
         id="abc",

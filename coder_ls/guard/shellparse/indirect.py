@@ -320,3 +320,4 @@ def loop_value(words: list[str | None]) -> str | None:
     except ValueError:
         return None
     return (common.rstrip("/") if common not in ("", ".") else ".") + "/*"
+

@@ -73,7 +73,9 @@ def main():
     description = _check_file_path(file_path)
     if description:
         print(
-            f"Blocked: {description}\nFile: {file_path}\nEdit this file manually if you need to make changes.",
+            f"Blocked: {description}\n"
+            f"File: {file_path}\n"
+            f"Edit this file manually if you need to make changes.",
             file=sys.stderr,
         )
         # Exit code 2 blocks the tool call and shows stderr to Claude

@@ -35,16 +35,16 @@ import sys
 # Tools to auto-approve. Each entry is a regex matched against tool_name.
 # Customize this list to fit your workflow.
 _ALLOWED_TOOLS = [
-    r"^Read$",  # Reading files is always safe
-    r"^Glob$",  # File pattern matching is safe
-    r"^Grep$",  # Searching file contents is safe
-    r"^Bash\(git ",  # Git read commands (git status, git log, git diff)
-    r"^Bash\(gh ",  # GitHub CLI commands
+    r"^Read$",          # Reading files is always safe
+    r"^Glob$",          # File pattern matching is safe
+    r"^Grep$",          # Searching file contents is safe
+    r"^Bash\(git ",     # Git read commands (git status, git log, git diff)
+    r"^Bash\(gh ",      # GitHub CLI commands
 ]
 
 # Tools to always deny. Matched before the allow list.
 _DENIED_TOOLS = [
-    r"^Bash\(rm -rf /",  # Never allow recursive delete from root
+    r"^Bash\(rm -rf /",   # Never allow recursive delete from root
 ]
 
 
