@@ -75,8 +75,8 @@ async def bench_shell_true(quick: bool) -> list[Result]:
 async def _shell_breakdown(quick: bool) -> str:
     """Where a `!true` goes, measured in this process with the engine's own pieces: the
     /undo snapshot before, the command in the persistent shell, the snapshot after."""
-    from coder_ls.engine import checkpoints
     from coder_ls.engine.shell import PersistentShell
+    from coder_ls.history import checkpoints
 
     real_run_git = checkpoints.run_git
     git_calls: list[str] = []

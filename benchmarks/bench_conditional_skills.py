@@ -12,7 +12,7 @@ and prints for each: the first listing after `initialized`, the median listing r
 trip, and the server's CPU time per listing (all its threads, `/proc/PID/task/*/schedstat`:
 what the server spends, which the machine's load blurs less than the round trip). The
 servers share a HOME: the first one reads every front matter, the later ones find it in
-the memo (`engine/commands/frontcache.py`); its first server's figure is printed apart."""
+the memo (`commands/frontcache.py`); its first server's figure is printed apart."""
 
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from coder_ls.engine.safety import check_command
-from coder_ls.engine.shellparse import parse
+from coder_ls.guard.safety import check_command
+from coder_ls.guard.shellparse import parse
 
 SIZES = {"1 kB": 1_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
 

@@ -11,8 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from coder_ls.engine import sandbox
 from coder_ls.engine.shell import PersistentShell
+from coder_ls.guard import sandbox
 from coder_ls.protocol.config import SandboxConfig
 
 ROUNDS = 30

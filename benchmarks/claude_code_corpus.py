@@ -38,12 +38,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from coder_ls.engine.commands import plugins  # noqa: E402
-from coder_ls.engine.commands.agentdefs import agent_dirs, load_agents  # noqa: E402
-from coder_ls.engine.commands.builtin import register_builtins  # noqa: E402
-from coder_ls.engine.commands.files import load_commands, source_dirs, walk_markdown  # noqa: E402
-from coder_ls.engine.commands.frontmatter import split  # noqa: E402
-from coder_ls.engine.commands.registry import Registry  # noqa: E402
+from coder_ls.commands import plugins  # noqa: E402
+from coder_ls.commands.agentdefs import agent_dirs, load_agents  # noqa: E402
+from coder_ls.commands.builtin import register_builtins  # noqa: E402
+from coder_ls.commands.files import load_commands, source_dirs, walk_markdown  # noqa: E402
+from coder_ls.commands.frontmatter import split  # noqa: E402
+from coder_ls.commands.registry import Registry  # noqa: E402
 
 MARKETS = ("anthropics+claude-code", "wshobson+agents")
 

@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         from coder_ls.lsp.logs import setup_logging
 
         setup_logging(args.log_level, args.log_file)
-        from coder_ls.engine import lifetime
         from coder_ls.engine.shell import become_subreaper
+        from coder_ls.guard import lifetime
 
         # Detached background jobs (nohup, setsid, disown) re-parent to us, and die with us.
         become_subreaper()

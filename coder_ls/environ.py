@@ -5,7 +5,7 @@ The server's own environment may hold credentials (`ANTHROPIC_API_KEY`,
 SDK inside the server needs them; no child does. `child_env` is the only way the
 server builds a child's environment: the persistent shell (`!cmd`, the agent's
 bash, auto-verify, tasks), git, ripgrep and any other subprocess. The values
-themselves are kept out of what enters a session by `engine.redact`.
+themselves are kept out of what enters a session by `guard.redact`.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ instead: `$XDG_RUNTIME_DIR/coder-ls` when that is a private directory of this us
 this user that nobody else can write: a directory someone else planted is refused). What
 is kept there lasts until the next reboot; `fallback_note` says so in one sentence for
 the one warning the server shows.
+
+- **config** (`$XDG_CONFIG_HOME/coder/config.json`, else `~/.config/coder/config.json`): the
+  user's configuration file (`user_config_path`), which the server reads, `/config --user`
+  writes and the sandbox keeps read-only; no fallback: it is the user's file, not ours.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["cache_dir", "fallback_note", "state_dir"]
+__all__ = ["cache_dir", "fallback_note", "state_dir", "user_config_path"]
 
 Kind = Literal["state", "cache"]
 
@@ -103,3 +107,8 @@ def fallback_note(env: Mapping[str, str]) -> str | None:
         f"coder: HOME ({_home(env)}) is not writable here: its {'; its '.join(moved)} until the next reboot "
         "(trust, session ownership and caches do not survive it). Agent turns and commands work as usual."
     )
+
+
+def user_config_path(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
+    return Path(base) / "coder" / "config.json"

@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 
-from coder_ls.engine.shellparse import Command, parse
+from coder_ls.guard.shellparse import Command, parse
 
 # Commands whose second word (the subcommand) belongs in a granted prefix.
 MULTI_WORD = frozenset(

@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from coder_ls.engine.config import UnreadableFile, read_regular_file
+from coder_ls.saferead import UnreadableFile, read_regular_file
 
 ROOT_FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "CODER.md")
 READ_CAP = 1024 * 1024  # bytes read of one file at most (what is shown is capped by maxBytes)

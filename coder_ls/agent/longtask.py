@@ -8,7 +8,7 @@
    dependencies' results; a step failing on a retryable error (rate limit, overload,
    server, connection) is tried again up to `tasks.maxRetries` times with exponential
    backoff; a step that still fails is `failed` and its dependants `skipped`, the others
-   go on. 3. **State**: every change is saved (`engine/taskstore.py`) before it is
+   go on. 3. **State**: every change is saved (`store/taskstore.py`) before it is
    reported (`taskUpdated`, the progress percentage). An interrupt, a crash or the token
    budget leaves the task `paused`; `/task resume` runs what did not complete. 4. **End**:
    a last subagent writes the report, saved as `.coder/tasks/<id>/report.md`.
@@ -26,13 +26,14 @@ import msgspec
 
 from coder_ls.agent.subagents import Subagents, SubOutcome, SubSession, subagent_finished
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
-from coder_ls.engine import taskstore
-from coder_ls.engine.agent_api import AgentDef, TurnContext
+from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.agents import AgentDef
 from coder_ls.protocol.events import SubagentStarted, TaskUpdated
 from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.protocol.tasks import StepState, TaskRequest, TaskState
+from coder_ls.store import taskstore
 
 if TYPE_CHECKING:
     from coder_ls.agent.runner import Agent
@@ -301,7 +302,7 @@ async def run_task(agent: Agent, ctx: TurnContext, request: TaskRequest) -> None
     finally:
         state.elapsed_seconds += time.monotonic() - started
         taskstore.save(ctx.root, state)
-    from coder_ls.engine.commands.builtin import task_data
+    from coder_ls.commands.builtin import task_data
 
     done, _, _, total = state.counts()
     head = f"Task {state.id} {state.status}: {done}/{total} steps"

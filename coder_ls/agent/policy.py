@@ -7,7 +7,7 @@ grants say); then the rules, which refine the preset: a matching `deny` wins, a 
 `ask` beats the preset's `allow`, a matching `allow` (or a session grant) beats the
 preset's `ask`.
 
-Shell commands are matched on the structure `engine.shellparse` gives, never on raw
+Shell commands are matched on the structure `guard.shellparse` gives, never on raw
 text. A deny rule for a program catches it wherever it runs: behind wrappers (`env`,
 `sudo`, `xargs`, absolute paths), in `sh -c`, `eval`, functions and substitutions. An
 allow rule (or grant) covers a line only when every simple command in it is covered,
@@ -39,11 +39,11 @@ from coder_ls.agent.grantscope import prefix_covers as _prefix_covers
 from coder_ls.agent.grantscope import program_name as _program
 from coder_ls.agent.grantscope import skip_assignments as _skip_assignments
 from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
-from coder_ls.engine.protected import protected_name
-from coder_ls.engine.protected import reason as protected_why
-from coder_ls.engine.shellparse import INTERPRETERS, Command, ParsedLine, parse
-from coder_ls.engine.shellparse.indirect import GIT_BUILTINS, code_strings, git_subcommand, is_interpreter
 from coder_ls.globs import glob_match
+from coder_ls.guard.protected import protected_name
+from coder_ls.guard.protected import reason as protected_why
+from coder_ls.guard.shellparse import INTERPRETERS, Command, ParsedLine, parse
+from coder_ls.guard.shellparse.indirect import GIT_BUILTINS, code_strings, git_subcommand, is_interpreter
 from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved
@@ -51,7 +51,6 @@ from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved
 if TYPE_CHECKING:
     from coder_ls.engine.host import Host
     from coder_ls.protocol.events import Event
-
 
 
 class Asking(Protocol):
@@ -288,7 +287,7 @@ def _field(input: Any, name: str) -> Any:
 
 
 def _default_check(command: str, root: Path) -> str | None:
-    from coder_ls.engine.safety import check_command
+    from coder_ls.guard.safety import check_command
 
     result: str | None = check_command(command, root)
     return result
@@ -303,7 +302,7 @@ def _protected(real: Path, real_root: Path) -> bool:
 
 
 def protected_reason(tool: str, input: Any, root: Path) -> str | None:
-    """Why a file tool writing this path must be asked about (`engine/protected.py`)."""
+    """Why a file tool writing this path must be asked about (`guard/protected.py`)."""
     if tool not in WRITE_TOOLS:
         return None
     raw = _field(input, "path")
@@ -514,8 +513,6 @@ async def approve(
         why = "denied it"
         if choice is None:
             why = f"did not answer within {timeout:g}s" if timed_out else "dismissed the question"
-        result = ApprovalDecision(
-            False, "deny", f"The user {why}: the {tool} call did not run. Do not retry it as is."
-        )
+        result = ApprovalDecision(False, "deny", f"The user {why}: the {tool} call did not run. Do not retry it as is.")
     ctx.emit(ApprovalResolved(call_id=cid, decision=result.decision))
     return result

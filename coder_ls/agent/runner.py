@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from coder_ls.engine.agent_api import AgentDef, SkillInfo, TurnContext
+from coder_ls.engine.agent_api import SkillInfo, TurnContext
 from coder_ls.hooks.settings import specs_of
 from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.agents import AgentDef
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import ModelData
 
@@ -105,7 +106,7 @@ class Agent:
         if self._tools is None:
             from coder_ls.agent.tools import build_default_tools
 
-            # the bash tool's own check (engine.safety, relative paths from the shell's cwd)
+            # the bash tool's own check (guard.safety, relative paths from the shell's cwd)
             self._tools = build_default_tools()
         return self._tools
 

@@ -96,7 +96,7 @@ class SkillInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, fro
 
 def make_skill_tool() -> Tool[SkillInput]:
     async def run(ctx: ToolContext, inp: SkillInput) -> ToolOutput:
-        from coder_ls.engine.commands.expand import INLINE, ExpandVars, expand_arguments, inline_command
+        from coder_ls.commands.expand import INLINE, ExpandVars, expand_arguments, inline_command
 
         skills = {s.name: s for s in ctx.skills()}
         skill = skills.get(inp.name.strip().lstrip("/"))

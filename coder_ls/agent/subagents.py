@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 import msgspec
 
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
-from coder_ls.engine.agent_api import AgentDef, TurnContext
+from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.hooks.settings import specs_of
 from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.agents import AgentDef
 from coder_ls.protocol.events import Event, SubagentFinished, SubagentStarted, SubagentUsage
 from coder_ls.protocol.messages import Message, TextBlock
 

@@ -408,7 +408,7 @@ class Turn:
 
     def check_in_cwd(self, command: str, root: Path) -> str | None:
         """The refused-command check, with relative paths taken from the shell's cwd."""
-        from coder_ls.engine.safety import check_command  # the shell parser: once a command is called
+        from coder_ls.guard.safety import check_command  # the shell parser: once a command is called
 
         shell = self.session.agent_shell
         cwd = shell.cwd

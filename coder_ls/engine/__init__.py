@@ -1,1 +1,1 @@
-"""The engine: executor, dispatch, commands, sessions, shell, policy. No pygls here."""
+"""The engine: executor, frame, tasks, dispatch, sessions, queue, config, shell. No pygls here."""

@@ -8,7 +8,7 @@ narrow `TurnContext`: it cannot edit the configuration store or the engine's cac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -19,13 +19,14 @@ from coder_ls.hooks.dispatch import no_hooks
 from coder_ls.hooks.records import AnyHookEvent, Verdict
 from coder_ls.hooks.settings import HookSpec
 from coder_ls.protocol.actions import RunAgent
-from coder_ls.protocol.config import Config, HookEventName, HookGroup, Rule
+from coder_ls.protocol.agents import AgentDef, _no_agents
+from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import Event
 from coder_ls.protocol.results import ModelData
 
 if TYPE_CHECKING:
     from coder_ls.engine.session import Session
-    from coder_ls.engine.trust import OwnedIds
+    from coder_ls.guard.trust import OwnedIds
     from coder_ls.mcp.hub import McpHub
 
 
@@ -43,25 +44,6 @@ class SkillInfo:
 
 
 def _no_skills() -> Sequence[SkillInfo]:
-    return ()
-
-
-@dataclass(frozen=True)
-class AgentDef:
-    """A subagent definition (contract section 13). `tools` None: every tool."""
-
-    name: str
-    description: str
-    tools: tuple[str, ...] | None
-    model: str | None
-    prompt: str  # its system prompt (added after the fixed one)
-    source: str  # builtin | workspace | user | plugin
-    # its `hooks:` front matter, active while it runs (a workspace agent's only once trusted)
-    hooks: Mapping[HookEventName, list[HookGroup]] = field(default_factory=dict)
-    max_turns: int | None = None  # `maxTurns`: the model requests it may make at most
-
-
-def _no_agents() -> Sequence[AgentDef]:
     return ()
 
 

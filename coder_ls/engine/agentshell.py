@@ -30,8 +30,8 @@ import msgspec
 from coder_ls.protocol.config import SandboxConfig
 
 if TYPE_CHECKING:  # imported when the shell is first used: a session's first request needs none
-    from coder_ls.engine import sandbox
     from coder_ls.engine.shell import PersistentShell, ShellResult
+    from coder_ls.guard import sandbox
 
 RESTARTED = "[the sandbox settings changed: the agent's shell was restarted; exported variables were reset]\n"
 
@@ -66,7 +66,7 @@ class AgentShell:
 
     def sandbox_for(self, config: SandboxConfig) -> sandbox.Sandbox | None:
         """The sandbox `config` asks for on this machine (None: `off` or none available)."""
-        from coder_ls.engine import lifetime, sandbox
+        from coder_ls.guard import lifetime, sandbox
 
         if config.mode == "off" or not sandbox.available():
             return None
@@ -94,8 +94,8 @@ class AgentShell:
         box: sandbox.Sandbox | None = None,
     ) -> ShellResult:
         """Run `command` in the agent's shell, inside `box` (see `sandbox_for`)."""
-        from coder_ls.engine import sandbox
         from coder_ls.engine.redactshell import RedactingShell
+        from coder_ls.guard import sandbox
 
         async with self._lock:
             if self._closed:
@@ -109,7 +109,7 @@ class AgentShell:
                 shell = self._shell = RedactingShell(self._root, env=self._env, box=box, cwd=self.cwd)
             if box is not None:
                 # Both backends grant the workspace entry by entry around the protected paths
-                # (`engine/protected.py`) when the shell starts: a top-level entry made since
+                # (`guard/protected.py`) when the shell starts: a top-level entry made since
                 # (by the file tools, the user) is writable only from a shell started after it
                 # appeared. The top's mtime says when the entries changed; the grants are
                 # computed again only then, and a change restarts the shell (same cwd, its

@@ -35,7 +35,7 @@ MAX_SOURCE_BYTES = 4 * 1024 * 1024
 def _read_source(path: Path) -> str:
     """A file that is not open in the editor: only a regular one (a FIFO at the URI would
     block the server), capped in size; anything else reads as empty."""
-    from coder_ls.engine.config import UnreadableFile, read_regular_file
+    from coder_ls.saferead import UnreadableFile, read_regular_file
 
     try:
         data = read_regular_file(path, MAX_SOURCE_BYTES)

@@ -4,27 +4,24 @@ Precedence (later wins): defaults < user file < workspace `.coder/config.json` <
 `initializationOptions` < `workspace/didChangeConfiguration` (section `coder`). The
 workspace file is the repository's, not the user's: it adds to the user's `rules` and
 `secrets.envNames` instead of replacing them, and what it widens waits for `/trust`
-(`engine/trust.py`, the one gate).
+(`guard/trust.py`, the one gate).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from coder_ls.engine.managed import ceiling, managed_config_path
-from coder_ls.engine.trust import MERGED_LISTS, TrustStore, describe_widening, split_widening
+from coder_ls.configcheck import ConfigProblem, deep_merge, expand_dotted, sanitize
+from coder_ls.guard.managed import ceiling, managed_config_path
+from coder_ls.guard.trust import MERGED_LISTS, TrustStore, describe_widening, split_widening
 from coder_ls.protocol.config import Config
-from coder_ls.saferead import UnreadableFile, read_regular_file  # re-exported: one reader
-
-_UNKNOWN = re.compile(r"Object contains unknown field `([^`]+)`(?: - at `\$([^`]*)`)?")
-_AT = re.compile(r" - at `\$([^`]*)`")
+from coder_ls.saferead import UnreadableFile, read_regular_file
+from coder_ls.userdirs import user_config_path
 
 
 class Layer(msgspec.Struct):
@@ -35,51 +32,8 @@ class Layer(msgspec.Struct):
     adds_lists: bool = False  # the workspace file: its `MERGED_LISTS` add to the lists below it
 
 
-class ConfigProblem(msgspec.Struct, frozen=True):
-    source: str
-    key: str
-    message: str
-
-
-def user_config_path(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
-    return Path(base) / "coder" / "config.json"
-
-
 def workspace_config_path(root: Path) -> Path:
     return root / ".coder" / "config.json"
-
-
-def expand_dotted(values: Mapping[str, Any]) -> dict[str, Any]:
-    """`{"shell.timeoutSeconds": 5}` -> `{"shell": {"timeoutSeconds": 5}}` (nested objects too)."""
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, Mapping):
-            value = expand_dotted(value)
-        parts = key.split(".") if isinstance(key, str) else [key]
-        target = out
-        for part in parts[:-1]:
-            nxt = target.get(part)
-            if not isinstance(nxt, dict):
-                nxt = {}
-                target[part] = nxt
-            target = nxt
-        last = parts[-1]
-        if isinstance(value, dict) and isinstance(target.get(last), dict):
-            target[last] = deep_merge(target[last], value)
-        else:
-            target[last] = value
-    return out
-
-
-def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -109,67 +63,6 @@ def read_json_file(path: Path, source: str, problems: list[ConfigProblem]) -> di
         problems.append(ConfigProblem(source, "", "must be a JSON object"))
         return {}
     return value
-
-
-def _delete_path(values: dict[str, Any], path: list[str | int]) -> bool:
-    target: Any = values
-    for part in path[:-1]:
-        try:
-            target = target[part]
-        except (KeyError, IndexError, TypeError):
-            return False
-    try:
-        del target[path[-1]]
-    except (KeyError, IndexError, TypeError):
-        return False
-    return True
-
-
-def _parse_path(text: str) -> list[str | int]:
-    parts: list[str | int] = []
-    for m in re.finditer(r"\.([A-Za-z0-9_]+)|\[(\d+)\]|\['([^']*)'\]", text):
-        if m.group(1) is not None:
-            parts.append(m.group(1))
-        elif m.group(2) is not None:
-            parts.append(int(m.group(2)))
-        else:
-            parts.append(m.group(3))
-    return parts
-
-
-def _offending_path(message: str) -> list[str | int] | None:
-    m = _UNKNOWN.search(message)
-    if m:
-        return [*_parse_path(m.group(2) or ""), m.group(1)]
-    m = _AT.search(message)
-    if m:
-        return _parse_path(m.group(1))
-    return None
-
-
-def _dotted(path: list[str | int]) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
-def sanitize(values: dict[str, Any], source: str, problems: list[ConfigProblem]) -> dict[str, Any]:
-    """Drop each ill-typed or unknown key of one layer, recording a problem for it."""
-    values = expand_dotted(values)
-    for _ in range(64):
-        try:
-            msgspec.convert(values, Config, str_keys=True)
-            return values
-        except msgspec.ValidationError as exc:
-            message = str(exc)
-            path = _offending_path(message)
-            if not path or not _delete_path(values, path):
-                problems.append(ConfigProblem(source, "", message))
-                return {}
-            # A bad element of a list drops the element; the rest of the list stays.
-            problems.append(ConfigProblem(source, _dotted(path), message.split(" - at ")[0]))
-    return {}
 
 
 def resolve(layers: list[Layer]) -> tuple[Config, list[ConfigProblem]]:
@@ -217,14 +110,6 @@ def _known_timezone(name: str) -> bool:
     return True
 
 
-def describe(problems: list[ConfigProblem]) -> str:
-    lines = []
-    for p in problems:
-        where = f"{p.source}: key `{p.key}`" if p.key else p.source
-        lines.append(f"{where}: {p.message}")
-    return "coder: invalid configuration, using defaults for: " + "; ".join(lines)
-
-
 class ConfigStore:
     """Holds the layers and the effective configuration."""
 
@@ -238,7 +123,7 @@ class ConfigStore:
         self.problems: list[ConfigProblem] = []
         self.trust_store = TrustStore(env)
         self.untrusted: dict[str, Any] = {}  # the workspace file's widening settings left out
-        self.managed: dict[str, Any] = {}  # the administrator's config.json (`engine/managed.py`)
+        self.managed: dict[str, Any] = {}  # the administrator's config.json (`guard/managed.py`)
 
     def layers(self) -> list[Layer]:
         problems: list[ConfigProblem] = []
@@ -257,7 +142,7 @@ class ConfigStore:
             Layer("initializationOptions", dict(self.init_options)),
             Layer("workspace/didChangeConfiguration (coder)", dict(self.client_settings)),
             Layer("commands", dict(self.runtime)),
-            # the administrator's, last: adds to the lists, wins on the rest (`engine/managed.py`)
+            # the administrator's, last: adds to the lists, wins on the rest (`guard/managed.py`)
             Layer(str(managed_path), {k: v for k, v in managed_values.items() if k != "permissions"}, adds_lists=True),
         ]
         self.managed = managed_values
@@ -330,11 +215,3 @@ class ConfigStore:
 
         text = json.dumps(current, indent=2, ensure_ascii=False) + "\n"
         write_atomic(path, text.encode("utf-8"), root=self.root)
-
-
-def problems_of(key: str, value: Any, source: str) -> list[ConfigProblem]:
-    """What is wrong with setting dotted `key` to `value` (`/config`), in the messages a bad
-    file gets."""
-    problems: list[ConfigProblem] = []
-    sanitize(expand_dotted({key: value}), source, problems)
-    return problems

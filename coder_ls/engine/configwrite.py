@@ -1,5 +1,5 @@
 """`/config key value`: one setting written into the user's or the workspace's file
-(contract section 18), checked first exactly as a bad file would be (`config.sanitize`:
+(contract section 18), checked first exactly as a bad file would be (`configcheck.sanitize`:
 the same messages), so nothing invalid is ever written. A workspace write of a
 permission-widening setting goes through the trust gate like any other: written, and
 left out until `/trust` unless the file was trusted already (`ConfigStore.update_workspace`).
@@ -11,9 +11,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from coder_ls.engine.config import ConfigProblem, describe, read_json_file, user_config_path
+from coder_ls.configcheck import ConfigProblem, describe
+from coder_ls.engine.config import read_json_file
 from coder_ls.engine.frame import TaskContext
 from coder_ls.protocol.actions import WriteConfig
+from coder_ls.userdirs import user_config_path
 
 
 def _set(values: dict[str, Any], key: str, value: Any) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import msgspec
+
+from coder_ls.commands.registry import closest
 
 
 class Slash(msgspec.Struct, frozen=True):
@@ -53,17 +54,6 @@ def waits_in_line(parsed: Parsed, lookup: Callable[[str], _Immediate | None]) ->
             return True
         case _:
             return False  # a mistake is answered at once
-
-
-def closest(name: str, known: Iterable[str], limit: int = 3) -> tuple[str, ...]:
-    names = sorted(set(known))
-    prefixed = [n for n in names if n.startswith(name) or name.startswith(n)] if name else []
-    fuzzy = difflib.get_close_matches(name, names, n=limit, cutoff=0.5)
-    out: list[str] = []
-    for n in [*prefixed, *fuzzy]:
-        if n not in out:
-            out.append(n)
-    return tuple(out[:limit])
 
 
 def parse_input(text: str, known: Iterable[str]) -> Parsed:

@@ -18,21 +18,22 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from coder_ls.engine.agent_api import AgentDef, AgentRunner, NoAgent, SkillInfo, TurnContext
+from coder_ls.commands.availability import Probe, unavailable
+from coder_ls.commands.builtin import register_builtins
+from coder_ls.commands.catalog import Listings, visible
+from coder_ls.commands.context import CommandContext
+from coder_ls.commands.expand import split_arguments
+from coder_ls.commands.files import LoadProblem, ParseCache, load_commands, scan_signed
+from coder_ls.commands.frontcache import FrontMatterMemo, memo_path
+from coder_ls.commands.registry import Registry
+from coder_ls.commands.sources import all_dirs
+from coder_ls.configcheck import describe
+from coder_ls.engine.agent_api import AgentRunner, NoAgent, SkillInfo, TurnContext
 from coder_ls.engine.agentlines import RevertHunk, revert_hunks
 from coder_ls.engine.attachments import attach_images, place_pastes, refuse_images
 from coder_ls.engine.codeaction import code_action_prompt
-from coder_ls.engine.commands.availability import Probe, unavailable
-from coder_ls.engine.commands.builtin import register_builtins
-from coder_ls.engine.commands.catalog import Listings, visible
-from coder_ls.engine.commands.context import CommandContext
-from coder_ls.engine.commands.expand import split_arguments
-from coder_ls.engine.commands.files import LoadProblem, ParseCache, load_commands, scan_signed
-from coder_ls.engine.commands.frontcache import FrontMatterMemo, memo_path
-from coder_ls.engine.commands.registry import Registry
-from coder_ls.engine.commands.sources import all_dirs
 from coder_ls.engine.completion import complete
-from coder_ls.engine.config import ConfigStore, describe
+from coder_ls.engine.config import ConfigStore
 from coder_ls.engine.dispatch import (
     EmptyInput,
     Parsed,
@@ -46,15 +47,16 @@ from coder_ls.engine.dispatch import (
 from coder_ls.engine.filelist import FileListCache
 from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
-from coder_ls.engine.origins import command_refusal, shell_refusal
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
-from coder_ls.engine.trust import OwnedIds
+from coder_ls.guard.origins import command_refusal, shell_refusal
+from coder_ls.guard.trust import OwnedIds
 from coder_ls.hooks.dispatch import Hooks, SessionHookState
 from coder_ls.hooks.records import SessionEnd, SessionEndReason
 from coder_ls.protocol.actions import Paste, RunAgent
+from coder_ls.protocol.agents import AgentDef
 from coder_ls.protocol.args import InputOrigin, SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
@@ -63,8 +65,8 @@ from coder_ls.protocol.results import CommandInfo, CommandResult, InterruptData,
 from coder_ls.store.gitignore import state_problem
 
 if TYPE_CHECKING:
-    from coder_ls.engine.checkpoints import Checkpoints
-    from coder_ls.engine.commands.plugins import Plugin
+    from coder_ls.commands.plugins import Plugin
+    from coder_ls.history.checkpoints import Checkpoints
     from coder_ls.mcp.hub import McpHub
 
 log = logging.getLogger(__name__)
@@ -119,7 +121,7 @@ class Engine:
         self._plugin_problems: list[str] = []
         self._plugins: list[Plugin] = []  # the installed plugins, read when their folder changes
         self._command_problems: set[tuple[str, str]] = set()  # warned about once each
-        self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (engine/trust.py)
+        self.owned_tasks = OwnedIds(env, root, "tasks")  # the gate's row `tasks` (guard/trust.py)
         self.hooks = Hooks(
             root,
             env,
@@ -150,7 +152,7 @@ class Engine:
 
     def _mcp_changed(self) -> None:
         """A server's prompts may have changed: they are commands (`mcp__server__prompt`)."""
-        from coder_ls.engine.commands.mcp_prompts import prompt_commands
+        from coder_ls.commands.mcp_prompts import prompt_commands
 
         if self._mcp is not None and self.registry.set_mcp(prompt_commands(self._mcp)):
             self.announce_commands_changed()
@@ -158,7 +160,7 @@ class Engine:
     @property
     def checkpoints(self) -> Checkpoints:
         if self._checkpoints is None:
-            from coder_ls.engine.checkpoints import Checkpoints  # a listing or /help needs none
+            from coder_ls.history.checkpoints import Checkpoints  # a listing or /help needs none
 
             self._checkpoints = Checkpoints(
                 self.root, owned=OwnedIds(self.env, self.root, "checkpoints"), unavailable=self.state_problem
@@ -204,7 +206,7 @@ class Engine:
     def trust_workspace(self) -> str:
         """`/trust`: the folder's files act as the user's (`trust.BOUNDARY`) and the workspace
         file's widening settings apply; what the user is told."""
-        from coder_ls.engine.trust import describe_widening
+        from coder_ls.guard.trust import describe_widening
 
         wide = self.config_store.trust_workspace()
         self.reload_config()
@@ -293,7 +295,7 @@ class Engine:
     def refresh_commands(self) -> bool:
         """Reload the command and skill files when they changed; True if the catalog did.
         A file that cannot be used is skipped with one warning (until its problem changes)."""
-        from coder_ls.engine.commands.plugins import installed, plugin_sources, plugins_dir
+        from coder_ls.commands.plugins import installed, plugin_sources, plugins_dir
 
         key = _stamp(plugins_dir(self.env)) + _stamp(plugins_dir(self.env).parent / "plugins.json")
         if key != self._plugins_key:  # a plugin installed, removed or switched since
@@ -327,7 +329,7 @@ class Engine:
         return changed
 
     def command_watch_dirs(self) -> list[Path]:
-        from coder_ls.engine.commands.plugins import plugins_dir
+        from coder_ls.commands.plugins import plugins_dir
 
         return [d.path for d in self._command_dirs if d.source not in ("plugin", "bundled")] + [plugins_dir(self.env)]
 
@@ -480,8 +482,8 @@ class Engine:
         return plan
 
     async def _plan_shell(self, ctx: TaskContext, command: str) -> list[Task]:
-        from coder_ls.engine.safety import check_command  # the shell parser: only for `!cmd`
         from coder_ls.engine.tasks import ShellTask
+        from coder_ls.guard.safety import check_command  # the shell parser: only for `!cmd`
 
         b = ctx.result
         if not command:
@@ -609,8 +611,8 @@ class Engine:
 
     def agent_defs(self) -> list[AgentDef]:
         """The subagent definitions now (files re-read; each problem warned about once)."""
-        from coder_ls.engine.commands.agentdefs import agent_dirs, load_agents
-        from coder_ls.engine.commands.plugins import plugin_agent_dirs
+        from coder_ls.commands.agentdefs import agent_dirs, load_agents
+        from coder_ls.commands.plugins import plugin_agent_dirs
 
         defs, problems = load_agents(
             agent_dirs(self.root, self.env),

@@ -6,7 +6,7 @@ Messages, tool calls with their inputs and results, the `edit` tool's change as 
 output (and, added by the task, what each submission changed in the files, from the undo
 records), and images: an image block (whatever layer defines it; tagged "image" on the wire)
 is written as a file beside the export and linked. Secrets are redacted from all of it by the
-one redaction (`engine/redact.py`) as in the server's logs.
+one redaction (`guard/redact.py`) as in the server's logs.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from coder_ls.engine.gitops import user_env
-from coder_ls.engine.gitsafe import safe_flags_sync
+from coder_ls.guard.gitsafe import safe_flags_sync
+from coder_ls.history.gitops import user_env
 
 SKIP_DIRS = frozenset(
     {".git", ".coder", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}

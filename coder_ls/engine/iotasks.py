@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coder_ls.engine.export import BlobReader, fence, to_jsonl, to_markdown
-from coder_ls.engine.exportpath import Refused, resolve
 from coder_ls.engine.frame import TaskContext
-from coder_ls.engine.redact import Redactor
 from coder_ls.engine.usage import SessionUsage, cost_report
 from coder_ls.fsutil import write_atomic
+from coder_ls.guard.exportpath import Refused, resolve
+from coder_ls.guard.redact import Redactor
 from coder_ls.protocol.actions import ExportSession
 from coder_ls.protocol.results import ExportData
 from coder_ls.saferead import UnreadableFile, read_regular_file
@@ -51,7 +51,7 @@ class CostTask:
 @dataclass
 class ExportTask:
     """`/export`: the session's log rendered (`engine/export.py`) and written where
-    `engine/exportpath.py` allows, with the one atomic write."""
+    `guard/exportpath.py` allows, with the one atomic write."""
 
     action: ExportSession
     title: str = "Exporting the session"

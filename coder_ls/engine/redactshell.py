@@ -1,4 +1,4 @@
-"""The shells whose output never holds a secret value (`engine/redact.py` says how).
+"""The shells whose output never holds a secret value (`guard/redact.py` says how).
 
 Apart from `redact.py` so that what only redacts text (the log handlers on the path of
 `initialize`) does not import the shell machinery."""
@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from coder_ls.engine.redact import Redactor, StreamRedactor
 from coder_ls.engine.shell import PersistentShell, ShellResult
+from coder_ls.guard.redact import Redactor, StreamRedactor
 
 __all__ = ["RedactingShell"]
 

@@ -2,7 +2,7 @@
 changed, and going back to before one of them.
 
 Submissions are numbered from the session log (`store/submissions.py`); what each changed
-comes from the undo records (`engine/checkpoints.py`: before/after snapshots of the whole
+comes from the undo records (`history/checkpoints.py`: before/after snapshots of the whole
 workspace, so a shell command's side effects are in them too).
 
 `/rewind N --code` undoes this session's records from the newest back to submission N's, one
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coder_ls.engine.checkpoints import Checkpoints, UndoUnavailable
 from coder_ls.engine.frame import TaskContext
+from coder_ls.history.checkpoints import Checkpoints, UndoUnavailable
 from coder_ls.protocol.actions import DiffTurn, Rewind
 from coder_ls.protocol.results import DiffData, FileChange, RewindData, SubmissionInfo
 from coder_ls.store import log as slog

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from coder_ls.engine.activation import Touched
+from coder_ls.commands.activation import Touched
 from coder_ls.engine.attachments import collapse_pastes
 from coder_ls.engine.host import Host
 from coder_ls.engine.queue import SessionQueue
-from coder_ls.engine.sensitive import Masks
 from coder_ls.engine.submission import SubmissionState, stamp
+from coder_ls.guard.sensitive import Masks
 from coder_ls.protocol.events import Event, TodoItem
 from coder_ls.protocol.messages import Message, TextBlock, ToolUseBlock
 from coder_ls.protocol.results import HistoryItem

@@ -29,7 +29,7 @@ from pathlib import Path
 from coder_ls.engine.host import Host
 from coder_ls.engine.session import Session
 from coder_ls.engine.submission import SubmissionState
-from coder_ls.engine.trust import OwnedIds
+from coder_ls.guard.trust import OwnedIds
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import SessionInfo
 from coder_ls.store import log as slog

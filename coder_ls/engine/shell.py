@@ -43,9 +43,9 @@ from pathlib import Path
 
 import msgspec
 
-from coder_ls.engine import sandbox
 from coder_ls.engine.shellstate import exported
 from coder_ls.environ import child_env, secret_names
+from coder_ls.guard import sandbox
 
 BASH = "/bin/bash"
 # After the shell died, how long to wait for the pipe to reach EOF.

@@ -21,7 +21,7 @@ _ANY_ENTRY = re.compile(
 def exported(text: str) -> dict[str, str] | None:
     """The variables an `export -p` dump holds (a name declared without a value is left
     out: it is unset), or None when `text` is not such a dump."""
-    from coder_ls.engine.shellparse.words import ansi_c
+    from coder_ls.guard.shellparse.words import ansi_c
 
     found: dict[str, str] = {}
     pos = 0

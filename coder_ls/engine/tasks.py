@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from coder_ls.engine.checkpoints import UndoUnavailable, restore_to_head
 from coder_ls.engine.frame import Task, TaskContext
-from coder_ls.engine.gitops import NotAGitRepo
 from coder_ls.engine.sessions import UnknownSession, fork_notice
+from coder_ls.history.checkpoints import UndoUnavailable, restore_to_head
+from coder_ls.history.gitops import NotAGitRepo
 from coder_ls.protocol.actions import (
     Action,
     ChangeEffort,
@@ -196,8 +196,8 @@ class PromptCommandTask:
     needs_checkpoint: bool = True
 
     async def run(self, ctx: TaskContext) -> None:
-        from coder_ls.engine.commands.expand import INLINE_MAX_BYTES, Expanded, InlineRefused, run_inline
-        from coder_ls.engine.safety import check_command
+        from coder_ls.commands.expand import INLINE_MAX_BYTES, Expanded, InlineRefused, run_inline
+        from coder_ls.guard.safety import check_command
 
         session, config = ctx.session, ctx.engine.config
         root = ctx.engine.root

@@ -9,7 +9,7 @@ replaces another's):
 - the user's: `~/.claude/settings.json`, and `hooks` in the user's coder config file;
 - the workspace's: `.claude/settings.json`, `.claude/settings.local.json`, and `hooks` in
   `.coder/config.json`: code from the repository, so only once the folder is trusted
-  (`engine/trust.py`, row `hooks`), and only files that really are inside the workspace
+  (`guard/trust.py`, row `hooks`), and only files that really are inside the workspace
   (a symlink leading out of it is refused);
 - a plugin's `hooks/hooks.json` (`plugin_hooks(root)`, `${CLAUDE_PLUGIN_ROOT}` expanded);
 - a skill's or agent's `hooks:` front matter (`front_matter_hooks`), active only while it runs.

@@ -8,17 +8,17 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from coder_ls.engine.redact import Redactor
+from coder_ls.guard.redact import Redactor
 
 if TYPE_CHECKING:  # lsprotocol and pygls load with the LSP server, not for `--acp`'s logging
     from lsprotocol import types
     from pygls.lsp.server import LanguageServer
 
-REDACTED = "[redacted: "  # what every replacement starts with (`engine.redact`)
+REDACTED = "[redacted: "  # what every replacement starts with (`guard.redact`)
 
 
 class RedactSecrets(logging.Filter):
-    """Replaces the values of the secret variables in every record (`engine.redact`, the
+    """Replaces the values of the secret variables in every record (`guard.redact`, the
     one redaction of the server, also used on what enters a session).
 
     Attached to every handler, so it sees the records of every logger (the
@@ -68,6 +68,7 @@ def _redactor() -> RedactSecrets:
 def add_secret_names(names: Iterable[str]) -> None:
     """Also redact the values of these variables (`secrets.envNames`) from now on."""
     _redactor().add_names(names)
+
 
 def _message_type(levelno: int) -> types.MessageType:
     from lsprotocol import types  # here, not at import: `--acp` sets up logging without LSP (1.5 s)

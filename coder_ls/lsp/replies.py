@@ -7,7 +7,7 @@ way, escaped by `json`.
 
 The catalog is the one large answer a client asks for again and again (`coder.listCommands`:
 ~490 bytes an entry, ~490 KB with 1,000 skills). The engine gives back the same
-`CommandCatalog` object while nothing it shows changed (`engine/commands/catalog.py`,
+`CommandCatalog` object while nothing it shows changed (`commands/catalog.py`,
 `Listings`); its bytes are kept with it here, and an answer that carries it again is its
 own few fields around those bytes. The object is held, so an identity cannot be reused.
 """

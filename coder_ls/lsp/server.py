@@ -19,7 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from coder_ls import __version__
-from coder_ls.engine.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
+from coder_ls.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
 from coder_ls.lsp import codeactions
 from coder_ls.lsp.commands import BadArguments, BadInput, command_ids, decode
 from coder_ls.lsp.host import LspHost, resolve_caps

@@ -9,7 +9,7 @@ and a plugin's own `.mcp.json`, in the shape Claude Code and other clients write
 dropped alone, with a problem saying why; the others stay.
 
 Nothing here starts anything: where a server comes from (`origin`) is what the trust gate
-(`engine/trust.py`, row `mcp`) decides on.
+(`guard/trust.py`, row `mcp`) decides on.
 """
 
 from __future__ import annotations

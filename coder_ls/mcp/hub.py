@@ -1,7 +1,7 @@
 """All of a workspace's MCP servers, as the engine and the agent see them.
 
 The hub knows which servers are configured (the user's `mcpServers`, the workspace's
-`.mcp.json`, plugins' `.mcp.json`), which may run (`engine/trust.py`, row `mcp`: a
+`.mcp.json`, plugins' `.mcp.json`), which may run (`guard/trust.py`, row `mcp`: a
 workspace's servers are code from the repository and wait for `/trust`; nothing of such
 a file is even expanded before), and keeps one `McpConnection` per server that may.
 

@@ -24,8 +24,8 @@ print(json.dumps(sorted(sys.modules)))
 LATER = (
     "coder_ls.agent.policy",
     "coder_ls.agent.grantscope",
-    "coder_ls.engine.shellparse",
-    "coder_ls.engine.safety",
+    "coder_ls.guard.shellparse",
+    "coder_ls.guard.safety",
     "coder_ls.engine.shell",
     "coder_ls.engine.redactshell",
 )

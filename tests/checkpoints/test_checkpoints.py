@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from ckpt_helpers import git, user_git_state, write
 
-from coder_ls.engine import checkpoints as ck
-from coder_ls.engine.checkpoints import Checkpoints
+from coder_ls.history import checkpoints as ck
+from coder_ls.history.checkpoints import Checkpoints
 
 
 async def shell(root: Path, script: str) -> None:
@@ -212,9 +212,7 @@ async def test_large_files_are_skipped(plain: Path, monkeypatch: pytest.MonkeyPa
     assert (plain / "big.bin").read_bytes() == b"y" * 6000
 
 
-async def test_file_growing_past_the_limit_is_left_alone(
-    plain: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_file_growing_past_the_limit_is_left_alone(plain: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ck, "MAX_FILE_BYTES", 1000)
     (plain / "grows.bin").write_bytes(b"x" * 10)
     cp = Checkpoints(plain)
@@ -280,9 +278,7 @@ async def test_snapshot_speed_2000_files(tmp_path: Path) -> None:
     assert t2 - t1 < 5
 
 
-async def test_user_global_config_is_ignored(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_user_global_config_is_ignored(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     hostile = tmp_path / "hostile.gitconfig"
     hostile.write_text(
         "[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = false\n[core]\n\tautocrlf = true\n"

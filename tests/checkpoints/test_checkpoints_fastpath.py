@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from ckpt_helpers import user_git_state, write
 
-from coder_ls.engine import checkpoints as ck
-from coder_ls.engine.checkpoints import Checkpoints
+from coder_ls.history import checkpoints as ck
+from coder_ls.history.checkpoints import Checkpoints
 
 # What a submission that changes nothing costs in git processes: with the file watcher, none
 # (the barrier shows nothing changed); scanning, one `ls-files` before and one after.

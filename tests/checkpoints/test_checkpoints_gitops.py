@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from ckpt_helpers import git, write
 
-from coder_ls.engine.checkpoints import Checkpoints, restore_to_head
-from coder_ls.engine.gitops import GitError, NotAGitRepo, diff, is_git_repo
+from coder_ls.history.checkpoints import Checkpoints, restore_to_head
+from coder_ls.history.gitops import GitError, NotAGitRepo, diff, is_git_repo
 
 
 async def test_is_git_repo(repo: Path, plain: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from coder_ls.engine.editorbuffers import EditorBuffers
-from coder_ls.engine.undofs import Change, Entry, blob_id
+from coder_ls.history.editorbuffers import EditorBuffers
+from coder_ls.history.undofs import Change, Entry, blob_id
 
 
 def change(path: str, after: str | None) -> Change:

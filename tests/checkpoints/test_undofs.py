@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.engine.undofs import SYMLINK, Change, Entry, apply_undo, blob_id, current_entry
+from coder_ls.history.undofs import SYMLINK, Change, Entry, apply_undo, blob_id, current_entry
 
 
 def _root_fd(root: Path) -> int:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.engine import undofs
-from coder_ls.engine.undofs import Change, Entry, apply_undo, blob_id
+from coder_ls.history import undofs
+from coder_ls.history.undofs import Change, Entry, apply_undo, blob_id
 
 MAX = 1 << 20
 

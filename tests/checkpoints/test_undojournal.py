@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from ckpt_helpers import write
 
-from coder_ls.engine.checkpoints import Checkpoints
-from coder_ls.engine.undojournal import CheckpointBusy, ServerMark
+from coder_ls.history.checkpoints import Checkpoints
+from coder_ls.history.undojournal import CheckpointBusy, ServerMark
 
 
 async def test_a_lock_held_too_long_is_a_clear_error_and_nothing_is_lost(repo: Path) -> None:
@@ -57,7 +57,7 @@ async def test_two_servers_in_one_process_take_turns(repo: Path) -> None:
 
 def test_a_server_is_alive_exactly_while_its_process_is(tmp_path: Path) -> None:
     script = (
-        "import sys, time; from pathlib import Path; from coder_ls.engine.undojournal import ServerMark\n"
+        "import sys, time; from pathlib import Path; from coder_ls.history.undojournal import ServerMark\n"
         "m = ServerMark(Path(sys.argv[1])); m.claim(); print(m.id, flush=True); time.sleep(60)\n"
     )
     proc = subprocess.Popen(

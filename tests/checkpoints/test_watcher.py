@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from ckpt_helpers import write
 
-from coder_ls.engine import checkpoints as ck
-from coder_ls.engine import watcher as wmod
-from coder_ls.engine.checkpoints import Checkpoints
-from coder_ls.engine.watcher import TreeWatcher, ignored_folder_names
+from coder_ls.history import checkpoints as ck
+from coder_ls.history import watcher as wmod
+from coder_ls.history.checkpoints import Checkpoints
+from coder_ls.history.watcher import TreeWatcher, ignored_folder_names
 
 
 @pytest.fixture

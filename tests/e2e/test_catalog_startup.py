@@ -1,6 +1,6 @@
 """The first listing after start-up with many skills (issue 22, benchmarks/README.md
 `corpus_first_list`): what the server loads to answer it, and the front matter it keeps
-between starts (`engine/commands/frontcache.py`) — which must never change an answer.
+between starts (`commands/frontcache.py`) — which must never change an answer.
 
 What a server loaded is read from `/proc/<pid>/maps` (the shared objects of the C
 extensions it imported): no introspection command, the real process as a user runs it."""
@@ -116,8 +116,8 @@ print(json.dumps({"entries": len(result.data.commands), "modules": sorted(sys.mo
 # runs something), the ACP edge, and PyYAML once the front matter was read before.
 LAZY = (
     "anthropic", "httpx", "pydantic", "mcp", "PIL", "tree_sitter", "acp", "yaml",
-    "coder_ls.engine.safety", "coder_ls.engine.shellparse", "coder_ls.engine.tasks",
-    "coder_ls.engine.checkpoints", "coder_ls.agent.turn", "coder_ls.agent.tools", "coder_ls.acp",
+    "coder_ls.guard.safety", "coder_ls.guard.shellparse", "coder_ls.engine.tasks",
+    "coder_ls.history.checkpoints", "coder_ls.agent.turn", "coder_ls.agent.tools", "coder_ls.acp",
 )  # fmt: skip
 
 

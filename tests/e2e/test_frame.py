@@ -13,7 +13,7 @@ from pathlib import Path
 from e2e_support import pid_alive, wait_running, wait_until_gone
 from harness import full_caps, init_git, lsp_session, server_env, server_process
 
-from coder_ls.engine.trust import OwnedIds
+from coder_ls.guard.trust import OwnedIds
 from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.store import log as slog
 

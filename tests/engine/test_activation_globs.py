@@ -3,7 +3,7 @@ the braces and classes Claude Code's skills use (`**/*.{ts,tsx}`) activate them.
 
 from __future__ import annotations
 
-from coder_ls.engine.activation import activated_by
+from coder_ls.commands.activation import activated_by
 
 
 def test_braces_and_classes_activate_a_skill() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from coder_ls.engine.trust import TrustStore
+from coder_ls.guard.trust import TrustStore
 
 
 def test_another_servers_trust_and_a_hand_edit_are_seen(tmp_path: Path) -> None:

@@ -182,7 +182,8 @@ def test_tool_schema_sent_without_repeats() -> None:
 
 
 def test_model_request_settings_fall_back_one_by_one() -> None:
-    from coder_ls.engine.config import Layer, describe, resolve
+    from coder_ls.configcheck import describe
+    from coder_ls.engine.config import Layer, resolve
 
     bad = {"thinking": "always", "effort": "huge", "maxOutputTokens": 0, "model": "claude-opus-4-6"}
     config, problems = resolve([Layer("f", bad)])
@@ -195,7 +196,10 @@ def test_model_request_settings_fall_back_one_by_one() -> None:
     config, problems = resolve([Layer("f", good)])
     assert problems == []
     assert (config.thinking, config.effort, config.max_output_tokens, config.thinking_budget) == (
-        "off", "max", 4000, 2048
+        "off",
+        "max",
+        4000,
+        2048,
     )
 
 

@@ -117,7 +117,7 @@ def test_no_secret_reaches_a_server_through_expansion(tmp_path: Path) -> None:
 
 def test_allowed_tools_and_rules_name_mcp_tools(tmp_path: Path) -> None:
     from coder_ls.agent.policy import decide
-    from coder_ls.engine.commands.allowed import parse_allowed_tools
+    from coder_ls.commands.allowed import parse_allowed_tools
     from coder_ls.protocol.config import Rule
 
     grants, problems = parse_allowed_tools(("mcp__web", "mcp__git__status", "mcp__x(anything)"))

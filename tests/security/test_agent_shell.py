@@ -18,7 +18,7 @@ from anthropic_server import FakeAnthropicServer, reply
 from harness import Session, init_git, lsp_session
 from lsprotocol import types
 
-from coder_ls.engine import sandbox
+from coder_ls.guard import sandbox
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Unknown progress token"),
@@ -107,7 +107,7 @@ async def test_a_rerun_outside_the_sandbox_does_not_take_the_agents_environment(
 async def test_landlock_a_top_level_entry_made_after_the_shell_started_becomes_writable(tmp_path, fake):
     """Landlock grants the workspace entry by entry when the shell starts; the long-lived
     shell is restarted (state kept) when the entries change, and only then."""
-    from coder_ls.engine.landlock import abi
+    from coder_ls.guard.landlock import abi
 
     if abi() < 1:
         pytest.skip("this kernel has no Landlock")

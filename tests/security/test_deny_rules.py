@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from coder_ls.agent.policy import decide
-from coder_ls.engine.safety import check_command
+from coder_ls.guard.safety import check_command
 from coder_ls.protocol.config import Config, Rule
 
 DENY_RM = Config(permissions="yolo", rules=[Rule(tool="bash", action="deny", command="rm")])

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.engine.safety import check_command, check_command_async
-from coder_ls.engine.shellparse import MAX_COMMANDS, parse
+from coder_ls.guard.safety import check_command, check_command_async
+from coder_ls.guard.shellparse import MAX_COMMANDS, parse
 
 
 def programs(text: str) -> list[str | None]:

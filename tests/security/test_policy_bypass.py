@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from coder_ls.agent.policy import Grant, SessionGrants, approval_scope, decide
-from coder_ls.engine.safety import check_command
+from coder_ls.guard.safety import check_command
 from coder_ls.protocol.config import Config, Rule
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.engine.safety import check_command
+from coder_ls.guard.safety import check_command
 from security import corpus_generated as generated
 from security.corpus import ORDINARY, dangerous
 from security.corpus_generated import HOME as GEN_HOME

@@ -28,8 +28,8 @@ from anthropic_server import FakeAnthropicServer, reply
 from harness import Session, init_git, lsp_session, server_process
 from lsprotocol import types
 
-from coder_ls.engine import sandbox
-from coder_ls.engine.landlock import abi
+from coder_ls.guard import sandbox
+from coder_ls.guard.landlock import abi
 from security.test_processes_e2e import _gone, _sleepers
 from security.test_sandbox_e2e import agent_runs
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from coder_ls.agent.policy import Grant, SessionGrants, decide
-from coder_ls.engine import landlock, lifetime, protected, sandbox
-from coder_ls.engine.sandbox import WRITABLE_DEVICE_DIRS, WRITABLE_DEVICES
+from coder_ls.guard import landlock, lifetime, protected, sandbox
+from coder_ls.guard.sandbox import WRITABLE_DEVICE_DIRS, WRITABLE_DEVICES
 from coder_ls.protocol.config import Config, Rule
 
 

@@ -22,7 +22,7 @@ from anthropic_server import FakeAnthropicServer, reply
 from harness import Session, init_git, lsp_session
 from lsprotocol import types
 
-from coder_ls.engine import sandbox
+from coder_ls.guard import sandbox
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Unknown progress token"),

@@ -22,7 +22,7 @@ from anthropic_server import FakeAnthropicServer
 from harness import Session, init_git, lsp_session
 from lsprotocol import types
 
-from coder_ls.engine.landlock import abi
+from coder_ls.guard.landlock import abi
 from security.test_sandbox_e2e import Listener, _exists, agent_runs
 
 pytestmark = [

@@ -1,4 +1,4 @@
-"""The redactor (`coder_ls/engine/redact.py`) against an attacker's ways of printing a
+"""The redactor (`coder_ls/guard/redact.py`) against an attacker's ways of printing a
 secret: whole, cut across output chunks at every position, base64 at every alignment."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coder_ls.engine.redact import Redactor, StreamRedactor
+from coder_ls.guard.redact import Redactor, StreamRedactor
 
 KEY = "sk-ant-api03-Zx9_kQ-0123456789abcdefSECRET"
 SECRETS = {"ANTHROPIC_API_KEY": KEY, "MY_TOKEN": "ghp_tok+/en_98765", "SHORT": "abc"}

@@ -1,12 +1,12 @@
 """The untrusted-workspace list is one table in the docs and one place in the code: every
-row of `engine/trust.BOUNDARY` is a row of the table in docs/security.md, word for word,
+row of `guard/trust.BOUNDARY` is a row of the table in docs/security.md, word for word,
 and the table has no row the code does not."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from coder_ls.engine.trust import BOUNDARY
+from coder_ls.guard.trust import BOUNDARY
 
 DOC = Path(__file__).parents[2] / "docs" / "security.md"
 

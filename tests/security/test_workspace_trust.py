@@ -144,7 +144,7 @@ async def test_the_users_own_config_change_does_not_trust_the_folder(tmp_path: P
 async def test_a_trust_record_from_before_folder_trust_trusts_the_config_values_only(tmp_path, fake) -> None:
     """Upgrading: a record that holds only the digest of the config's widening values keeps
     them applied; the folder itself still needs `/trust`."""
-    from coder_ls.engine.trust import digest
+    from coder_ls.guard.trust import digest
 
     root = cloned(tmp_path, {"permissions": "auto-edit"})
     path = write_command(root, "tch", GRANTING)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coder_ls.engine.commands.allowed import parse_allowed_tools
-from coder_ls.engine.commands.expand import ExpandVars, expand_arguments
-from coder_ls.engine.commands.frontmatter import CommandMeta, parse_lenient, split_tools
-from coder_ls.engine.commands.registry import Command, Registry
+from coder_ls.commands.allowed import parse_allowed_tools
+from coder_ls.commands.expand import ExpandVars, expand_arguments
+from coder_ls.commands.frontmatter import CommandMeta, parse_lenient, split_tools
+from coder_ls.commands.registry import Command, Registry
 from coder_ls.protocol.actions import CommandOutcome, ToolGrant
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.engine.commands.expand import ExpandVars, InlineRefused, expand_arguments, run_inline
-from coder_ls.engine.commands.frontmatter import FrontMatterError, parse
+from coder_ls.commands.expand import ExpandVars, InlineRefused, expand_arguments, run_inline
+from coder_ls.commands.frontmatter import FrontMatterError, parse
 
 
 def test_front_matter_yaml_with_bom_crlf_lists_and_unknown_keys():

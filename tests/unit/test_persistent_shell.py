@@ -388,7 +388,7 @@ async def test_secrets_are_hidden_from_every_command(tmp_path: Path, monkeypatch
 
 
 async def test_exports_live_in_the_shell_process_not_in_files(shell: PersistentShell, tmp_path: Path) -> None:
-    from coder_ls.engine import lifetime
+    from coder_ls.guard import lifetime
 
     await run(shell, "export SECRETISH=value-8731")
     assert (await run(shell, "echo $SECRETISH")).output == "value-8731\n"
@@ -419,7 +419,7 @@ async def test_a_command_that_replaces_the_shell_keeps_the_last_state(shell: Per
 
 
 def test_stale_run_dirs_of_dead_servers_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from coder_ls.engine import lifetime
+    from coder_ls.guard import lifetime
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     dead = tmp_path / f"coder-ls-{os.getuid()}-999999999"
@@ -432,8 +432,8 @@ def test_stale_run_dirs_of_dead_servers_are_removed(tmp_path: Path, monkeypatch:
 
 
 async def test_a_sandboxed_shell_keeps_its_state_and_an_unsandboxed_one_never_sees_it(tmp_path: Path) -> None:
-    from coder_ls.engine import sandbox
     from coder_ls.engine.agentshell import AgentShell
+    from coder_ls.guard import sandbox
     from coder_ls.protocol.config import SandboxConfig
 
     if sandbox.backend() != "bwrap":
@@ -462,7 +462,7 @@ async def test_a_sandboxed_shell_keeps_its_state_and_an_unsandboxed_one_never_se
 
 def test_no_sandbox_warns_once_per_host(monkeypatch: pytest.MonkeyPatch) -> None:
     from coder_ls.agent.tools import bash
-    from coder_ls.engine import sandbox
+    from coder_ls.guard import sandbox
     from coder_ls.protocol.config import Config
 
     shown: list[tuple[str, str]] = []
@@ -481,7 +481,7 @@ def test_no_sandbox_warns_once_per_host(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_the_backend_is_bwrap_then_landlock_then_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    from coder_ls.engine import sandbox
+    from coder_ls.guard import sandbox
 
     monkeypatch.setattr(sandbox, "bwrap_path", lambda: "/usr/bin/bwrap")
     monkeypatch.setattr(sandbox, "landlock_abi", lambda: 7)
@@ -499,7 +499,7 @@ def test_the_backend_is_bwrap_then_landlock_then_none(monkeypatch: pytest.Monkey
 
 
 def test_landlock_grants_leave_the_protected_paths_out(tmp_path: Path) -> None:
-    from coder_ls.engine import sandbox
+    from coder_ls.guard import sandbox
 
     root = tmp_path / "ws"
     for d in ("src", ".git/hooks", ".git/objects", ".coder"):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.engine.safety import check_command
+from coder_ls.guard.safety import check_command
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from coder_ls.engine.shellparse import parse
+from coder_ls.guard.shellparse import parse
 
 
 def test_parsing_in_many_threads_at_once_gives_the_same_answers() -> None:

@@ -14,7 +14,7 @@ from coder_ls.agent.grants import SessionGrants
 from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
 from coder_ls.engine.agent_api import SkillInfo, _no_skills
 from coder_ls.engine.host import Host
-from coder_ls.engine.redact import Redactor
+from coder_ls.guard.redact import Redactor
 from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.edits import Finding
@@ -200,7 +200,7 @@ class Tool(Generic[InputT]):
 
     async def run(self, ctx: ToolContext, input: InputT) -> ToolOutput:
         """Run with typed input; tool and path errors become error outputs. No secret
-        value leaves here (`engine.redact`): this is where every tool's result enters
+        value leaves here (`guard.redact`): this is where every tool's result enters
         the session, whatever the tool read."""
         try:
             output = await self.handler(ctx, input)

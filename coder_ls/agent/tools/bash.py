@@ -13,8 +13,8 @@ from typing import Annotated, Any
 import msgspec
 
 from coder_ls.agent.tools.base import ShellResultLike, Tool, ToolContext, ToolError, ToolOutput
-from coder_ls.engine import sandbox as sbx
 from coder_ls.engine.host import Host
+from coder_ls.guard import sandbox as sbx
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved, ShellFinished, ShellOutput
 
@@ -43,7 +43,7 @@ NO_SANDBOX_WARNING = (
 
 
 def default_check(command: str, root: Path, cwd: Path | None = None) -> str | None:
-    from coder_ls.engine.safety import check_command
+    from coder_ls.guard.safety import check_command
 
     result: str | None = check_command(command, root, cwd=cwd)
     return result
@@ -101,7 +101,7 @@ async def ask_outside(ctx: ToolContext, command: str) -> bool:
 
 
 def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]:
-    """`check_command(command, root)` refuses dangerous commands (default: engine.safety)."""
+    """`check_command(command, root)` refuses dangerous commands (default: guard.safety)."""
 
     async def run(ctx: ToolContext, inp: BashInput) -> ToolOutput:
         command = inp.command

@@ -1,1 +1,0 @@
-"""The slash-command registry: built-ins plus prompt commands from markdown files."""
