@@ -598,8 +598,8 @@ async def test_a_command_that_closes_the_frames_output_ends_when_it_does(
     Now the shell ends when the command does, with its exit code, and the next command
     gets a new shell with the state of the last command that finished (the same in the
     sandbox, where bubblewrap also holds the output pipe)."""
-    from coder_ls.engine import sandbox
     from coder_ls.engine.agentshell import AgentShell
+    from coder_ls.guard import sandbox
     from coder_ls.protocol.config import SandboxConfig
 
     if boxed and sandbox.backend() == "none":
