@@ -3,7 +3,10 @@ words and the literal output of a command, and where an assignment or a command 
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 _UNQUOTED_GLOB = re.compile(r"(?<!\\)[*?\[]")
@@ -58,8 +61,27 @@ def glob_name(node: Any) -> bool:
     return unquoted not in ("[", "[[") and bool(_UNQUOTED_GLOB.search(unquoted))
 
 
+# The bytes of the line whose tree is being walked (`source`). A long line is parsed from a
+# callback, in chunks, and tree-sitter keeps no copy of it: py-tree-sitter's `Node.text`
+# would call the callback again for every node and read each chunk after freeing it (0.26,
+# `node_get_text`), a crash of the checking thread. So a node's text is cut from the line.
+_SOURCE: ContextVar[bytes | None] = ContextVar("coder_shell_source", default=None)
+
+
+@contextlib.contextmanager
+def source(data: bytes) -> Iterator[None]:
+    """While a tree parsed from `data` is walked (nested scripts set their own)."""
+    token = _SOURCE.set(data)
+    try:
+        yield
+    finally:
+        _SOURCE.reset(token)
+
+
 def text_of(node: Any) -> str:
-    return str(node.text.decode("utf-8", "surrogateescape"))
+    data = _SOURCE.get()
+    raw = node.text if data is None else data[node.start_byte : node.end_byte]
+    return str(raw.decode("utf-8", "surrogateescape"))
 
 
 def substitutions(node: Any) -> list[Any]:

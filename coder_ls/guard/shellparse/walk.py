@@ -32,6 +32,7 @@ from coder_ls.guard.shellparse.nodes import (
     declares_nameref,
     glob_name,
     in_subshell,
+    source,
     substitutions,
     text_of,
 )
@@ -156,7 +157,8 @@ class _Walker:
             tree = _parser().parse(lambda offset, _point: data[offset : offset + _CHUNK])
         if tree.root_node.has_error:
             self.state.parsed = False
-        self.walk(tree.root_node, depth, origin)
+        with source(data):
+            self.walk(tree.root_node, depth, origin)
 
     # --- the tree ------------------------------------------------------------------------
 
