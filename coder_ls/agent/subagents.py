@@ -161,7 +161,7 @@ class Subagents:
             self.parent.result.fail("unknown_agent", f"{action.command}: no agent named {action.fork}")
             return
         if action.model:
-            definition = dataclasses.replace(definition, model=action.model)
+            definition = msgspec.structs.replace(definition, model=action.model)
         out = await self.run_one(self.parent.submission_id, definition, action.prompt)
         status, text = out.status, out.text
         who = f"{action.command or 'a command'} as a subagent ({definition.name})"

@@ -16,11 +16,12 @@ cannot be used is skipped and reported (the caller warns once, like command file
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+
+import msgspec
 
 from coder_ls.commands.allowed import TOOL_NAMES
 from coder_ls.commands.files import LoadProblem, SourceDir, is_documentation, read_text, walk_markdown
@@ -148,7 +149,7 @@ def load_agents(
             if definition is None:
                 continue
             if plugin:
-                definition = dataclasses.replace(definition, name=f"{plugin}:{definition.name}", source="plugin")
+                definition = msgspec.structs.replace(definition, name=f"{plugin}:{definition.name}", source="plugin")
             name = definition.name
             reserved = BUILTIN_NAMES if source == "workspace" else frozenset()
             refused = may_replace(source, name, reserved, frozenset(users), "agent")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from coder_ls.protocol.agents import AgentDef, _no_agents
+from coder_ls.protocol.agents import AgentDef, no_agents
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.results import CommandInfo, ModelData, SessionInfo
 
@@ -35,7 +35,7 @@ class CommandContext(msgspec.Struct):
     catalog: Callable[[], list[CommandInfo]]
     list_sessions: Callable[[int], list[SessionInfo]]
     resolve_session: Callable[[str], SessionInfo | str]  # the session, or an error message
-    agent_defs: Callable[[], Sequence[AgentDef]] = _no_agents  # the subagent definitions
+    agent_defs: Callable[[], Sequence[AgentDef]] = no_agents  # the subagent definitions
     models: Callable[[str], ModelData] = _builtin_models  # `/model`'s listing, `current` resolved
     owned_tasks: Container[str] = frozenset()  # the ids of the tasks this user created here
     mcp: McpHub | None = None  # the MCP servers (`/mcp`)

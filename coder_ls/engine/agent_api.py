@@ -19,7 +19,7 @@ from coder_ls.hooks.dispatch import no_hooks
 from coder_ls.hooks.records import AnyHookEvent, Verdict
 from coder_ls.hooks.settings import HookSpec
 from coder_ls.protocol.actions import RunAgent
-from coder_ls.protocol.agents import AgentDef, _no_agents
+from coder_ls.protocol.agents import AgentDef, no_agents
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import Event
 from coder_ls.protocol.results import ModelData
@@ -78,7 +78,7 @@ class TurnContext:
     config: Callable[[], Config]
     persist_rule: Callable[[Rule], None]
     skills: Callable[[], Sequence[SkillInfo]] = field(default=_no_skills)  # the model-invocable ones, now
-    agents: Callable[[], Sequence[AgentDef]] = field(default=_no_agents)  # subagent definitions, now
+    agents: Callable[[], Sequence[AgentDef]] = field(default=no_agents)  # subagent definitions, now
     # A part of the submission with a progress of its own (a subagent): `register(id, cancel)`
     # makes a cancel aimed at `id` (its progress token) call `cancel`; it returns the unregister.
     register_subtask: Callable[[str, Callable[[], None]], Callable[[], None]] = field(default=_no_subtasks)

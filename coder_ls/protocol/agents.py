@@ -4,14 +4,14 @@ sits with the other shared types and neither side imports the other for it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+
+import msgspec
 
 from coder_ls.protocol.config import HookEventName, HookGroup
 
 
-@dataclass(frozen=True)
-class AgentDef:
+class AgentDef(msgspec.Struct, frozen=True):
     """A subagent definition (contract section 13). `tools` None: every tool."""
 
     name: str
@@ -21,9 +21,10 @@ class AgentDef:
     prompt: str  # its system prompt (added after the fixed one)
     source: str  # builtin | workspace | user | plugin
     # its `hooks:` front matter, active while it runs (a workspace agent's only once trusted)
-    hooks: Mapping[HookEventName, list[HookGroup]] = field(default_factory=dict)
+    hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)
     max_turns: int | None = None  # `maxTurns`: the model requests it may make at most
 
 
-def _no_agents() -> Sequence[AgentDef]:
+def no_agents() -> Sequence[AgentDef]:
+    """The subagent definitions of a context that has none."""
     return ()
