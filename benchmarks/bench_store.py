@@ -22,6 +22,7 @@ from common import (
     temp_root,
 )
 
+from coder_ls.guard.trust import OwnedIds
 from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from coder_ls.store.index import SessionIndex
 from coder_ls.store.log import MessageEntry, SessionLog, TitleEntry
@@ -36,6 +37,16 @@ def no_fsync() -> Iterator[None]:
         yield
     finally:
         os.fsync = real  # type: ignore[assignment]
+
+
+def own(root: Path, ids: list[str]) -> None:
+    """Record `ids` as sessions this user started here, as the server records the ones it
+    creates (`trust.OwnedIds`, in the server's private state dir, `server_env`): a session
+    log that came with the workspace is neither listed nor resumed (the untrusted-workspace
+    gate), and without this both benchmarks measured a listing of none and a refusal."""
+    owned = OwnedIds(server_env(root), root.resolve(), "sessions")
+    for sid in ids:
+        owned.add(sid)
 
 
 LOREM = (
@@ -65,6 +76,7 @@ def populate_sessions(root: Path, count: int, messages_each: int = 4) -> list[st
             ids.append(sid)
         with SessionIndex(root):  # a fresh index rebuilds itself from the logs
             pass
+    own(root, ids)
     return ids
 
 
@@ -104,6 +116,7 @@ def populate_big_session(root: Path, messages: int) -> str:
         log.close()
         with SessionIndex(root):
             pass
+    own(root, [sid])
     return sid
 
 
@@ -126,6 +139,8 @@ async def bench_sessions_1000(quick: bool) -> list[Result]:
                 if i == 0:
                     first = dt
                     shown = len((r["data"] or {}).get("sessions", []))
+                    if shown < 50:  # a page: the population must be what is listed
+                        raise RuntimeError(f"/sessions lists {shown} of the 1,000 sessions written")
                 if i >= warm:
                     samples.append(dt)
     return [
