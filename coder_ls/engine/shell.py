@@ -91,8 +91,9 @@ _LOOP = "\n".join(
         '  builtin eval "$__coder_c" </dev/null >&9 2>&9',
         "  __coder_rc=$?; builtin set +eux",
         # fd 9 closed or pointed elsewhere by the command: no marker can be written, so the
-        # shell ends with the command's code, as a command that ends its shell does
-        '  [[ -p /dev/fd/9 ]] || builtin exit "$__coder_rc"',
+        # shell ends with the command's code, as a command that ends its shell does (and
+        # without its EXIT trap, which would write our marker into the command's file)
+        '  [[ -p /dev/fd/9 ]] || { builtin trap - EXIT; builtin exit "$__coder_rc"; }',
         "  " + _end(""),
         "done",
     ]

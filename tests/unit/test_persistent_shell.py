@@ -588,7 +588,9 @@ async def test_what_a_command_does_to_its_shell_never_garbles_the_next_ones(tmp_
     assert took < 2.0, f"{setting!r}: the next two commands took {took:.1f} s"
 
 
-@pytest.mark.parametrize("closer", ["exec 9>&-", "exec 9>/dev/null", "echo before; exec 9>&-; sleep 0.2; echo after"])
+@pytest.mark.parametrize(
+    "closer", ["exec 9>&-", "exec 9>/dev/null", "exec 9>mine.txt", "echo before; exec 9>&-; sleep 0.2; echo after"]
+)
 @pytest.mark.parametrize("boxed", [False, True], ids=["plain", "sandboxed"])
 async def test_a_command_that_closes_the_frames_output_ends_when_it_does(
     tmp_path: Path, closer: str, boxed: bool
@@ -622,3 +624,5 @@ async def test_a_command_that_closes_the_frames_output_ends_when_it_does(
     assert took < 2.0 and not lost.timed_out and lost.exit_code == 0, (took, lost)
     assert lost.output == ("before\nafter\n" if closer.startswith("echo before") else ""), lost
     assert (after.output, after.exit_code) == (f"ok:1 {tmp_path / 'd'}\n", 0), after
+    if "mine.txt" in closer:  # the command's own file gets nothing of ours
+        assert (tmp_path / "d" / "mine.txt").read_bytes() == b""
