@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import subprocess
 import time
 from collections.abc import Callable
@@ -49,8 +50,35 @@ def _git_files(root: Path) -> list[str] | None:
     if proc.returncode != 0:
         return None
     names = {n for n in proc.stdout.decode("utf-8", errors="surrogateescape").split("\0") if n}
+    return sorted(_inside(root, names))
+
+
+def _inside(root: Path, names: set[str]) -> list[str]:
+    """The names that are regular files whose real location is in the workspace. The same
+    answer as `_inside_file` on each, at one `lstat` a file: each folder is resolved once
+    (git can list a file whose folder was swapped for a link out, from its index), and
+    only a name that is a link itself is resolved. Resolving every path (several `lstat`
+    calls each, in Python) took 0.9 s on 30,000 files, holding the GIL that the event
+    loop needs, at each glob and at the first command of a server."""
     real_root = root.resolve()
-    return sorted(n for n in names if _inside_file(root / n, real_root))
+    base = str(root)
+    folders: dict[str, bool] = {"": True}
+    kept: list[str] = []
+    for name in names:
+        folder = name.rpartition("/")[0]
+        inside = folders.get(folder)
+        if inside is None:
+            real = Path(os.path.realpath(os.path.join(base, folder)))
+            inside = folders[folder] = real.is_relative_to(real_root) and real.is_dir()
+        if not inside:
+            continue
+        try:
+            mode = os.lstat(os.path.join(base, name)).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and _inside_file(root / name, real_root)):
+            kept.append(name)
+    return kept
 
 
 def _inside_file(path: Path, real_root: Path) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -136,3 +137,24 @@ async def test_grep_with_ripgrep_and_no_path_answers(tmp_path: Path) -> None:
     out = await asyncio.wait_for(tool.call(_ctx(root), {"pattern": "needle"}), 10)
     text = out.text
     assert "needle inside" in text and "SECRET" not in text
+
+
+def test_the_file_list_leaves_out_whatever_leads_outside(tmp_path: Path) -> None:
+    """`list_files` (glob, grep without ripgrep, `@` completion and references) lists a path
+    only when its real location is in the workspace: a link out, a tracked file whose folder
+    was swapped for a link out (git still lists it from its index), a link into that folder;
+    a link that stays inside, and files in real folders, are listed."""
+    from coder_ls.engine.filelist import list_files
+
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (outside / "key.txt").write_text("SECRET\n")
+    (outside / "a.txt").write_text("SECRET\n")
+    root = init_git(tmp_path / "ws", {"in.txt": "x\n", "sub/a.txt": "x\n", "deep/er/b.txt": "x\n"})
+    shutil.rmtree(root / "sub")
+    os.symlink(outside, root / "sub")  # the index still holds sub/a.txt
+    os.symlink(outside / "key.txt", root / "out.txt")
+    os.symlink(root / "in.txt", root / "alias.txt")
+    os.symlink("sub/a.txt", root / "via.txt")  # inside by name, outside for real
+    os.mkfifo(root / "pipe")
+    assert list_files(root) == ["alias.txt", "deep/er/b.txt", "in.txt"]
