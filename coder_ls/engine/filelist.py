@@ -6,13 +6,13 @@ from a walk that skips .git, .coder, node_modules and a few caches. A symlink wh
 target leaves the workspace is not listed. (grep, glob and ls use it.)
 
 `FileListCache`: the same list kept in memory for `@` completion, which must answer in a
-few milliseconds on a 30,000-file repository while listing one takes a second. A request
+few milliseconds on a 30,000-file repository while listing one takes 0.1-0.2 s. A request
 answers from the list as it is and, when that list is older than `max_age`, starts one
 refresh in a worker thread (stale-while-revalidate): a file created a moment ago shows
 a keystroke after the refresh. `max_age` is 2 s, or ten times the last listing's
-duration if longer, so the listing never takes more than a tenth of the time (about
-30 s on a 30,000-file repository on a slow machine). Only the first request ever waits
-for a listing, and the engine starts that one at its first command.
+duration if longer, so the listing never takes more than a tenth of the time. Only the
+first request ever waits for a listing, and the engine starts that one at its first
+command.
 """
 
 from __future__ import annotations
