@@ -109,6 +109,12 @@ def fallback_note(env: Mapping[str, str]) -> str | None:
     )
 
 
-def user_config_path(env: Mapping[str, str]) -> Path:
+def config_dir(env: Mapping[str, str]) -> Path:
+    """The user's coder folder: `$XDG_CONFIG_HOME/coder`, else `~/.config/coder` (their
+    config.json, AGENTS.md, commands, skills, agents and plugins)."""
     base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
-    return Path(base) / "coder" / "config.json"
+    return Path(base) / "coder"
+
+
+def user_config_path(env: Mapping[str, str]) -> Path:
+    return config_dir(env) / "config.json"

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from coder_ls.saferead import UnreadableFile, read_regular_file
+from coder_ls.userdirs import config_dir
 
 ROOT_FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "CODER.md")
 READ_CAP = 1024 * 1024  # bytes read of one file at most (what is shown is capped by maxBytes)
@@ -27,8 +28,7 @@ Signature = tuple[tuple[str, int, int, int], ...]
 
 
 def user_instructions_path(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
-    return Path(base) / "coder" / "AGENTS.md"
+    return config_dir(env) / "AGENTS.md"
 
 
 def _cut_utf8(data: bytes, limit: int) -> bytes:

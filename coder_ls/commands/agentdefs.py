@@ -28,6 +28,7 @@ from coder_ls.commands.files import LoadProblem, SourceDir, is_documentation, re
 from coder_ls.commands.frontmatter import CommandMeta, FrontMatterError, parse_lenient
 from coder_ls.guard.trust import Origin, acts_as_user, may_replace
 from coder_ls.protocol.agents import AgentDef
+from coder_ls.userdirs import config_dir
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 # Claude Code's names for our tools, as agent files from `.claude/agents/` use them (an
@@ -57,9 +58,8 @@ BUILTIN_AGENTS = (
 
 def agent_dirs(root: Path, env: Mapping[str, str]) -> list[tuple[Path, Origin]]:
     home = Path(env.get("HOME", os.path.expanduser("~")))
-    config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
     return [
-        (config / "coder" / "agents", "user"),
+        (config_dir(env) / "agents", "user"),
         (home / ".claude" / "agents", "user"),
         (root / ".coder" / "agents", "workspace"),
         (root / ".claude" / "agents", "workspace"),

@@ -48,6 +48,7 @@ from coder_ls.commands.registry import Command, Handler, Layer
 from coder_ls.guard.trust import Origin, acts_as_user
 from coder_ls.protocol.actions import CommandOutcome, RunPromptCommand, ToolGrant
 from coder_ls.saferead import UnreadableFile, read_regular_file
+from coder_ls.userdirs import config_dir
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 _DOC_NAME = re.compile(r"^[A-Z0-9][A-Z0-9_.-]*$")  # README, CHANGELOG, WORKFLOW_EXAMPLES
@@ -77,11 +78,11 @@ class LoadProblem(NamedTuple):
 
 def source_dirs(root: Path, env: Mapping[str, str], plugins: list[SourceDir] | None = None) -> list[SourceDir]:
     home = Path(env.get("HOME", os.path.expanduser("~")))
-    config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    config = config_dir(env)
     return [  # the order of discovery, which breaks ties inside a layer (.coder/ before .claude/)
-        SourceDir(config / "coder" / "commands", "user", False),
+        SourceDir(config / "commands", "user", False),
         SourceDir(home / ".claude" / "commands", "user", False),
-        SourceDir(config / "coder" / "skills", "user", True),
+        SourceDir(config / "skills", "user", True),
         SourceDir(home / ".claude" / "skills", "user", True),
         *(plugins or []),
         SourceDir(root / ".coder" / "commands", "workspace", False),

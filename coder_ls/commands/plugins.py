@@ -33,6 +33,7 @@ import msgspec
 from coder_ls.commands.files import SourceDir
 from coder_ls.fsutil import write_atomic
 from coder_ls.saferead import UnreadableFile, read_regular_file
+from coder_ls.userdirs import config_dir
 
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 MARKETPLACE = Path(".claude-plugin") / "marketplace.json"
@@ -63,8 +64,7 @@ class PluginState(msgspec.Struct, omit_defaults=True):
 
 
 def plugins_dir(env: Mapping[str, str]) -> Path:
-    home = Path(env.get("HOME", os.path.expanduser("~")))
-    return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "coder" / "plugins"
+    return config_dir(env) / "plugins"
 
 
 def _state_path(env: Mapping[str, str]) -> Path:
