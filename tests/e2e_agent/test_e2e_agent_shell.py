@@ -163,3 +163,15 @@ async def test_what_one_call_does_to_the_shells_own_settings_leaves_later_output
     # the agent's own trap still fires for its own failing command, once
     assert outs[2].count("TRAPPED") == 1 and "exit code: 1" in outs[2], outs[2]
     assert outs[3].startswith("a b|c|"), outs[3]  # its IFS is still the agent's
+
+
+async def test_a_call_that_closes_the_shells_marker_fd_ends_with_it_not_at_its_timeout(tmp_path):
+    """`exec 9>&-` (or 9 pointed at a file) leaves a shell that can never say a command ended:
+    the call used to wait its whole timeout and read as timed out. It ends when the command
+    does, in the sandbox too, and the next call has a shell with the last exports."""
+    root = init_git(tmp_path / "ws", {"app.py": APP, "d/keep.txt": ""})
+    with FakeAnthropicServer() as fake:
+        async with server(root, fake) as s:
+            outs = await agent_runs(s, fake, "cd d && export KEEP=1", ("exec 9>&-", 60.0), 'echo "ok:$KEEP $PWD"')
+    assert "timed out" not in outs[1] and "exit code: 0" in outs[1], outs[1]
+    assert f"ok:1 {root}/d" in outs[2], outs[2]
