@@ -10,6 +10,13 @@ file, the rename, the fsync) happens relative to the parent directory's descript
 
 If the final name has become a symlink in the meantime, the rename replaces the link
 itself, inside the checked directory: the data never lands anywhere else.
+
+Every write names its `root`: there is no default. A file of the workspace (an edit of the
+agent's, whatever edge applies it, the session logs) is bounded by the workspace; the
+user's own files outside any workspace (their settings, caches, trust records) are written
+where their links lead, which the caller says with `ANYWHERE`. `link_out` is the check an
+edge makes around an edit the editor applies itself (it cannot be made to write by
+descriptor): which component of a path, if any, now leads out of `root`.
 """
 
 from __future__ import annotations
@@ -20,9 +27,13 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["UnsafePathError", "default_file_mode", "open_dir_beneath", "write_atomic"]
+__all__ = ["ANYWHERE", "UnsafePathError", "default_file_mode", "link_out", "open_dir_beneath", "write_atomic"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# The root of a write to one of the user's own files outside any workspace (settings, caches,
+# trust records): their links are theirs to lead anywhere; a swap after the resolution is
+# still refused.
+ANYWHERE = Path("/")
 
 
 class UnsafePathError(OSError):
@@ -36,17 +47,13 @@ def default_file_mode() -> int:
     return 0o666 & ~umask
 
 
-def _real_root(root: Path | None) -> str:
-    return os.path.realpath(root) if root is not None else "/"
-
-
-def open_dir_beneath(root: Path | None, directory: Path, *, create: bool = False) -> int:
+def open_dir_beneath(root: Path, directory: Path, *, create: bool = False) -> int:
     """A descriptor of `directory`, whose real location must be `root` or below it.
 
     Each component below the root is opened with `O_NOFOLLOW`: a symlink that appears after
     the check is refused, never followed. With `create`, missing directories are made.
     The caller closes the descriptor."""
-    real_root = _real_root(root)
+    real_root = os.path.realpath(root)
     real_dir = os.path.realpath(directory)
     if os.path.commonpath([real_root, real_dir]) != real_root:
         raise UnsafePathError(errno.EXDEV, f"{directory} is outside {root}")
@@ -79,13 +86,13 @@ def write_atomic(
     path: Path,
     data: bytes,
     *,
-    root: Path | None = None,
+    root: Path,
     new_mode: int | None = None,
     fsync: bool = True,
 ) -> None:
     """Replace `path` with `data` so that readers see the old or the new file, never a mix,
-    and nothing is written outside `root` (default: anywhere, but still without following a
-    symlink swapped in after the path was resolved).
+    and nothing is written outside `root` (`ANYWHERE` for the user's own files: still
+    without following a symlink swapped in after the path was resolved).
 
     A symlink at `path` is written through to its target when that target is under `root`
     (the editor's view of a linked file); an existing file keeps its permission bits; a new
@@ -104,6 +111,29 @@ def write_atomic(
         replace_at(dir_fd, name, data, mode, fsync=fsync)
     finally:
         os.close(dir_fd)
+
+
+def link_out(root: Path, path: Path) -> Path | None:
+    """The first component of `path` (the path itself included) whose real location is not
+    under `root`'s, as a path: `path` itself when it is not under `root` by name; None when
+    every component that exists stays inside. A link that stays inside is fine."""
+    real_root = os.path.realpath(root)
+    lexical = Path(os.path.normpath(path))
+    base = Path(os.path.normpath(os.path.abspath(root)))
+    if lexical != base and not lexical.is_relative_to(base):
+        return lexical
+    current = base
+    for part in lexical.relative_to(base).parts:
+        current = current / part
+        try:
+            if not os.path.islink(current):
+                continue
+        except OSError:  # pragma: no cover - islink never raises on Linux
+            return current
+        real = os.path.realpath(current)
+        if os.path.commonpath([real_root, real]) != real_root:
+            return current
+    return None
 
 
 def temporary_at(dir_fd: int, name: str, data: bytes, mode: int, *, fsync: bool = True) -> str:

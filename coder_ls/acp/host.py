@@ -24,6 +24,7 @@ from acp.interfaces import Client
 from acp.schema import AllowedOutcome, PermissionOption, PermissionOptionKind, ToolCallUpdate
 
 from coder_ls.acp.updates import Diff, SessionView, Update, commands_update, tool_kind, translate
+from coder_ls.engine.edgewrite import refusal, write_inside
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
 from coder_ls.protocol.ask import AskAnswer, AskQuestion
 from coder_ls.protocol.edits import EditOutcome, EditRequest, Finding
@@ -215,27 +216,38 @@ class AcpHost:
     async def apply_edit(self, request: EditRequest) -> EditOutcome:
         """`fs/write_text_file` for each file (the client's buffer gets it, unsaved changes
         included); the disk is checked afterwards and written when the client left it behind,
-        so the checkpoint and the shell see the edit (one writer: the same text)."""
+        so the checkpoint and the shell see the edit (one writer: the same text). The path is
+        checked right before it is handed to the editor and again after its answer: a folder
+        on the way that is (now) a link leading out of `request.root` fails the edit, and the
+        server's own write is bounded by it (`engine/edgewrite.py`)."""
         acp_id = self._acp_session()
         view = self.routes.views.get(acp_id) if acp_id else None
         call = view.last_edit_call() if view else None
+        root = Path(request.root)
         on_disk = True
         for ch in request.changes:
             path = Path(ch.path)
+            if (refused := await asyncio.to_thread(refusal, root, [ch.path])) is not None:
+                return refused
             buffer = self._buffers.get(path)
             old = buffer.text if buffer else await asyncio.to_thread(read_text_or_none, path, DIFF_MAX_BYTES)
             if self._caps.apply_edit and acp_id is not None:
                 await self.flush()
+                if (refused := await asyncio.to_thread(refusal, root, [ch.path])) is not None:
+                    return refused  # the last moment before the editor gets it
                 try:
                     await self.conn.write_text_file(session_id=acp_id, path=ch.path, content=ch.new_text)
                 except Exception as exc:
                     return EditOutcome(applied=False, reason=f"the editor did not write {path.name}: {exc}")
+                if (refused := await asyncio.to_thread(refusal, root, [ch.path], answered=True)) is not None:
+                    return refused  # never read nor written through a folder that now leads out
                 if await asyncio.to_thread(read_text_or_none, path, 64 * 1024 * 1024) != ch.new_text:
-                    await asyncio.to_thread(_write, path, ch.new_text)
+                    if (failed := await asyncio.to_thread(write_inside, root, ch.path, ch.new_text)) is not None:
+                        return failed
                 else:
                     on_disk = False
-            else:
-                await asyncio.to_thread(_write, path, ch.new_text)
+            elif (failed := await asyncio.to_thread(write_inside, root, ch.path, ch.new_text)) is not None:
+                return failed
             if path in self._buffers:
                 self._buffers[path] = OpenDocument(text=ch.new_text, version=None)
             if call is not None:
@@ -285,12 +297,6 @@ class AcpHost:
 
     def end_progress(self, submission_id: str, message: str) -> None:
         return None
-
-
-def _write(path: Path, text: str) -> None:
-    from coder_ls.fsutil import write_atomic
-
-    write_atomic(path, text.encode("utf-8"))
 
 
 def caps_from(client_caps: Any) -> ClientCaps:

@@ -237,7 +237,11 @@ async def commit_reviewed(ctx: ToolContext, path: Path, base_text: str, change: 
     ctx.emit(ApprovalRequested(call_id=cid, tool=tool, summary=f"review the edit of {rel}"))
     timeout = ctx.config.approvals.timeout_seconds
     request = EditRequest(
-        label=review_label(tool, rel), changes=(change,), needs_confirmation=True, timeout_seconds=timeout
+        label=review_label(tool, rel),
+        changes=(change,),
+        root=str(ctx.write_root),
+        needs_confirmation=True,
+        timeout_seconds=timeout,
     )
     uri = path.as_uri()
     try:
@@ -254,6 +258,8 @@ async def commit_reviewed(ctx: ToolContext, path: Path, base_text: str, change: 
                 "the edit was not applied."
             )  # fmt: skip
             raise ToolError(f"the user did not answer the review within {timeout:g}s; the edit was not applied")
+        if outcome.failed:
+            raise ToolError(f"could not write {rel}: {outcome.reason or 'no reason given'}")
         raise ToolError(f"the user rejected the edit: {outcome.reason or 'no reason given'}")
     await _await_buffer_change(ctx.host, path, change.base_version)
     now = current_text(ctx.host, path)

@@ -131,7 +131,7 @@ class FrontMatterMemo:
             self._scheduled = None
         if not self._new or self.path is None:
             return
-        from coder_ls.fsutil import write_atomic
+        from coder_ls.fsutil import ANYWHERE, write_atomic
 
         entries = dict(self._used)
         for raw, entry in self._load().items():
@@ -139,7 +139,8 @@ class FrontMatterMemo:
                 break
             entries.setdefault(raw, entry)
         try:
-            write_atomic(self.path, msgspec.msgpack.encode(MemoFile(self._reader, entries)), fsync=False)
+            data = msgspec.msgpack.encode(MemoFile(self._reader, entries))
+            write_atomic(self.path, data, root=ANYWHERE, fsync=False)  # the user's cache
         except OSError as exc:
             log.debug("front matter memo not written: %s", exc)
         self._kept, self._used, self._new = entries, {}, 0

@@ -31,7 +31,7 @@ from typing import Any
 import msgspec
 
 from coder_ls.commands.files import SourceDir
-from coder_ls.fsutil import write_atomic
+from coder_ls.fsutil import ANYWHERE, write_atomic
 from coder_ls.saferead import UnreadableFile, read_regular_file
 from coder_ls.userdirs import config_dir
 
@@ -94,7 +94,7 @@ def load_state(env: Mapping[str, str]) -> PluginState:
 def save_state(env: Mapping[str, str], state: PluginState) -> None:
     path = _state_path(env)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(msgspec.to_builtins(state), indent=2).encode() + b"\n")
+    write_atomic(path, json.dumps(msgspec.to_builtins(state), indent=2).encode() + b"\n", root=ANYWHERE)  # the user's
 
 
 def _paths(root: Path, value: Any, default: str) -> tuple[Path, ...]:

@@ -44,7 +44,7 @@ class WriteConfigTask:
                 trusted = store.workspace_trusted()
                 store.update_workspace(lambda current: _set(current, a.key, value), own_change_trusted=trusted)
             else:
-                from coder_ls.fsutil import write_atomic
+                from coder_ls.fsutil import ANYWHERE, write_atomic
 
                 path = user_config_path(engine.env)
                 found: list[ConfigProblem] = []
@@ -53,7 +53,8 @@ class WriteConfigTask:
                     raise ValueError(describe(found))
                 _set(current, a.key, value)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(path, (json.dumps(current, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+                data = (json.dumps(current, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+                write_atomic(path, data, root=ANYWHERE)  # the user's own settings
         except (ValueError, OSError) as exc:
             b.fail("config_not_written", f"/config: {a.key} was not written: {exc}")
             return

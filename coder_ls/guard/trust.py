@@ -271,10 +271,11 @@ class TrustStore:
         self._save(data)
 
     def _save(self, data: Mapping[str, Any]) -> None:
-        from coder_ls.fsutil import write_atomic
+        from coder_ls.fsutil import ANYWHERE, write_atomic
 
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_atomic(self.path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), new_mode=0o600)
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        write_atomic(self.path, text.encode(), root=ANYWHERE, new_mode=0o600)  # the user's own record
 
 
 class OwnedIds:

@@ -210,12 +210,12 @@ class ModelCatalog:
             return
 
     def _store_cache(self, path: Path, raw: list[dict[str, Any]]) -> None:
-        from coder_ls.fsutil import write_atomic
+        from coder_ls.fsutil import ANYWHERE, write_atomic
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             body = json.dumps({"fetchedAt": self._fetched_at, "models": raw}, default=str)
-            write_atomic(path, body.encode(), new_mode=0o600, fsync=False)
+            write_atomic(path, body.encode(), root=ANYWHERE, new_mode=0o600, fsync=False)  # the user's cache
         except OSError as exc:  # an unwritable cache only costs a refresh next time
             log.debug("models cache not written: %s", exc)
 

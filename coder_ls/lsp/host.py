@@ -14,6 +14,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
+from coder_ls.engine.edgewrite import refusal, write_inside
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
 from coder_ls.lsp.edits import needs_disk_create, workspace_edit
 from coder_ls.lsp.plain import plain
@@ -74,12 +75,13 @@ def _disk_text(path: Path) -> str | None:
     return read_text_or_none(path, 64 * 1024 * 1024)  # a regular file only: a FIFO is never opened
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """The agent's own atomic write (mode kept, symlinks written through), loaded when first
-    needed so the tools stay off the `initialize` path."""
-    from coder_ls.agent.tools.fileio import atomic_write as write
-
-    write(path, text)
+async def _write_all(root: Path, files: list[tuple[str, str]]) -> EditOutcome:
+    """The server's own writes of an edit (`edgewrite.write_inside`: never outside `root`),
+    in a worker thread; the first failure stops them."""
+    for path, text in files:
+        if (failed := await asyncio.to_thread(write_inside, root, path, text)) is not None:
+            return failed
+    return EditOutcome(applied=True, written_to_disk=True)
 
 
 class LspHost:
@@ -159,43 +161,57 @@ class LspHost:
         return self.open_document(Path(path)) is not None
 
     async def apply_edit(self, request: EditRequest) -> EditOutcome:
+        """The edit through the editor when it can apply edits, else on disk. Every disk write
+        is the server's one write bounded by `request.root` (`engine/edgewrite.py`); the
+        editor's part is checked right before it is sent and again after the answer: a
+        folder on the way that is (now) a link leading out fails the edit."""
+        root = Path(request.root)
+        if (refused := await asyncio.to_thread(refusal, root, [ch.path for ch in request.changes])) is not None:
+            return refused
         if not self._caps.apply_edit:
-            for ch in request.changes:
-                await asyncio.to_thread(atomic_write, Path(ch.path), ch.new_text)
-            return EditOutcome(applied=True, written_to_disk=True)
+            return await _write_all(root, [(ch.path, ch.new_text) for ch in request.changes])
         to_client: list[FileChange] = []
+        to_disk: list[tuple[str, str]] = []
         for ch in request.changes:
             if ch.kind == "create" and needs_disk_create(self._caps):
-                await asyncio.to_thread(atomic_write, Path(ch.path), ch.new_text)
+                to_disk.append((ch.path, ch.new_text))
             else:
                 to_client.append(ch)
-        if not to_client:
-            return EditOutcome(applied=True, written_to_disk=True)
+        if (failed := await _write_all(root, to_disk)).failed or not to_client:
+            return failed
         was_open = {ch.path: self._is_open(ch.path) for ch in to_client}
         review = request.needs_confirmation and self._caps.change_annotations
         before = {ch.path: _disk_text(Path(ch.path)) for ch in to_client if review and not was_open[ch.path]}
         edit = workspace_edit(tuple(to_client), self._caps, review_label=request.label if review else None)
         params = types.ApplyWorkspaceEditParams(edit=edit, label=request.label)
+        if (refused := await asyncio.to_thread(refusal, root, [ch.path for ch in to_client])) is not None:
+            return refused  # the last moment before the editor gets it
         result = await self._apply_edit_request(params, request.timeout_seconds)
         if result is None:
             return EditOutcome(applied=False, reason="not answered in time", timed_out=True)
         if not result.applied:
             return EditOutcome(applied=False, reason=result.failure_reason or "the editor did not apply it")
+        paths = [ch.path for ch in to_client]
+        if (refused := await asyncio.to_thread(refusal, root, paths, answered=True)) is not None:
+            return refused  # the editor wrote, or holds, an edit whose folder now leads out: never ours to follow
         if review:
             # The user may have applied only part: never write our intended text over theirs.
             # A file the client loaded to apply the edit: its buffer goes to disk (one writer).
+            kept: list[tuple[str, str]] = []
             for ch in to_client:
                 if was_open[ch.path]:
                     continue
                 text = await self._loaded_copy(Path(ch.path), before[ch.path])
                 if text is not None:
-                    await asyncio.to_thread(atomic_write, Path(ch.path), text)
+                    kept.append((ch.path, text))
+            if (failed := await _write_all(root, kept)).failed:
+                return failed
             return EditOutcome(applied=True, written_to_disk=not any(was_open.values()))
         # Files the user did not have open: the server is their one writer (so the shell and
         # tests see the change); `EditApplied.on_disk` tells the client not to save its copy.
-        for ch in to_client:
-            if not was_open[ch.path]:
-                await asyncio.to_thread(atomic_write, Path(ch.path), ch.new_text)
+        unopened = [(ch.path, ch.new_text) for ch in to_client if not was_open[ch.path]]
+        if (failed := await _write_all(root, unopened)).failed:
+            return failed
         return EditOutcome(applied=True, written_to_disk=not any(was_open.values()))
 
     async def _apply_edit_request(

@@ -141,13 +141,14 @@ class McpHub:
 
     def trust(self) -> None:
         """`/trust`: `.mcp.json` as it is now may start its servers (here and in later runs)."""
-        from coder_ls.fsutil import write_atomic
+        from coder_ls.fsutil import ANYWHERE, write_atomic
 
         data = self._recorded()
         data[str(self.root)] = self._file_digest()
         path = self._trust_path()
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), new_mode=0o600)
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        write_atomic(path, text.encode(), root=ANYWHERE, new_mode=0o600)  # the user's own record
         self._noticed = False
         if self._started:
             self.sync()

@@ -36,6 +36,10 @@ class FileChange(msgspec.Struct, frozen=True):
 class EditRequest(msgspec.Struct, frozen=True):
     label: str
     changes: tuple[FileChange, ...]
+    # The workspace root the changes must stay in: the edge checks, before it hands the edit
+    # to the editor and after the editor answers, that no folder on the way has become a link
+    # leading out, and its own disk write (`fsutil.write_atomic`) is bounded by it.
+    root: str
     # The edit is the approval question: the editor shows it for review (a change
     # annotation with needsConfirmation) and the user accepts or unchecks its parts.
     needs_confirmation: bool = False
@@ -48,6 +52,7 @@ class EditOutcome(msgspec.Struct, frozen=True):
     reason: str | None = None  # why not, when the client said so
     written_to_disk: bool = False  # the server wrote every file itself (not open, or no applyEdit)
     timed_out: bool = False  # not answered within `timeout_seconds`: withdrawn, not applied
+    failed: bool = False  # not the user's answer: it could not be written (e.g. a link leading out)
 
 
 class Finding(msgspec.Struct, frozen=True):

@@ -163,7 +163,7 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_state_file(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that a crash leaves either the old or the new file
     (fsynced file and directory; never through a symlink swapped in meanwhile): the
     project's one atomic write, `fsutil.write_atomic`, below the state directory."""

@@ -30,7 +30,7 @@ import msgspec
 
 from coder_ls.protocol.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from coder_ls.store.faults import is_too_large, raise_fault
-from coder_ls.store.gitignore import ensure_sessions_dir, fsync_dir, state_paths, write_atomic
+from coder_ls.store.gitignore import ensure_sessions_dir, fsync_dir, state_paths, write_state_file
 from coder_ls.store.migrations import MIGRATIONS, RawRecord, migrate
 from coder_ls.store.records import (
     _SESSION_ID,
@@ -354,7 +354,7 @@ class SessionLog:
         if raw.get("version", 0) != LOG_VERSION:
             loaded = read_log(path)  # migrates, or raises UnsupportedLogVersion
             data = b"".join(_encoder.encode(r) + b"\n" for r in [loaded.header, *loaded.entries])
-            write_atomic(path, data)
+            write_state_file(path, data)
         segments = segment_paths(path)
         last = segments[-1]
         size = committed_size(last)

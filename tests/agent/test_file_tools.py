@@ -225,3 +225,15 @@ async def test_allow_outside_workspace(make_harness, tmp_path: Path) -> None:
     (tmp_path / "o.txt").write_text("there\n")
     out = await call(h, "read", path=str(tmp_path / "o.txt"))
     assert "there" in out.text
+
+
+async def test_the_edit_names_the_root_that_bounds_it(make_harness, tmp_path: Path) -> None:
+    """The edge bounds its writes and checks by the request's root: the workspace, or, when
+    the user let the tools reach outside it, anywhere (such a write lands, on disk too)."""
+    h = make_harness()
+    await call(h, "write", path="a.txt", content="x\n")
+    assert h.host.edits[-1].root == str(h.root)
+    wide = make_harness(Config(allow_outside_workspace=True), apply_edit=False)
+    out = await call(wide, "write", path=str(tmp_path / "o.txt"), content="there\n")
+    assert not out.is_error, out.text
+    assert (tmp_path / "o.txt").read_text() == "there\n"

@@ -158,3 +158,61 @@ def test_the_file_list_leaves_out_whatever_leads_outside(tmp_path: Path) -> None
     os.symlink("sub/a.txt", root / "via.txt")  # inside by name, outside for real
     os.mkfifo(root / "pipe")
     assert list_files(root) == ["alias.txt", "deep/er/b.txt", "in.txt"]
+
+
+def test_every_atomic_write_names_its_root() -> None:
+    """The one atomic write has no default root, and every call in the code names one: an
+    edge cannot write an edit without the workspace bounding it (issue 36 item 1)."""
+    import ast
+    import inspect
+
+    import coder_ls
+
+    assert inspect.signature(write_atomic).parameters["root"].default is inspect.Parameter.empty
+    calls = []
+    for path in Path(coder_ls.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name == "write_atomic":
+                    calls.append((path.name, node.lineno, {k.arg for k in node.keywords}))
+    assert len(calls) >= 10, calls
+    assert [c for c in calls if "root" not in c[2]] == []
+
+
+def test_link_out_names_the_component_that_leads_out(tmp_path: Path) -> None:
+    from coder_ls.fsutil import link_out
+
+    root = tmp_path / "ws"
+    (root / "sub" / "real").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, root / "sub" / "out")
+    os.symlink(root / "sub" / "real", root / "sub" / "in")
+    os.symlink("../out", root / "sub" / "real" / "via")
+    assert link_out(root, root / "sub" / "real" / "new" / "f.txt") is None  # missing parts are fine
+    assert link_out(root, root / "sub" / "in" / "f.txt") is None  # a link that stays inside
+    assert link_out(root, root / "sub" / "out" / "f.txt") == root / "sub" / "out"
+    assert link_out(root, root / "sub" / "in" / "via" / "f.txt") == root / "sub" / "in" / "via"
+    assert link_out(root, tmp_path / "elsewhere.txt") == tmp_path / "elsewhere.txt"
+
+
+async def test_an_edge_write_through_a_folder_that_became_a_link_out_fails(tmp_path: Path) -> None:
+    """The LSP edge without applyEdit writes the disk itself: a folder swapped for a link
+    out before the write fails the edit, named, and nothing lands outside."""
+    from coder_ls.engine.host import ClientCaps
+    from coder_ls.lsp.host import LspHost
+    from coder_ls.protocol.edits import EditRequest, FileChange
+
+    root = tmp_path / "ws"
+    (root / "d").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    host = LspHost(None, ClientCaps(), None)  # type: ignore[arg-type]
+    change = FileChange(path=str(root / "d" / "x.txt"), kind="create", new_text="data\n")
+    shutil.rmtree(root / "d")
+    os.symlink(outside, root / "d")
+    outcome = await host.apply_edit(EditRequest(label="Write", changes=(change,), root=str(root)))
+    assert not outcome.applied and outcome.failed
+    assert "d became a link leading outside the workspace" in (outcome.reason or ""), outcome
+    assert list(outside.iterdir()) == []

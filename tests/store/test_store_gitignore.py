@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.store.gitignore import GITIGNORE_TEXT, ensure_state_dir, state_paths, write_atomic
+from coder_ls.store.gitignore import GITIGNORE_TEXT, ensure_state_dir, state_paths, write_state_file
 from coder_ls.store.index import SessionIndex
 from coder_ls.store.log import SessionLog
 
@@ -90,7 +90,7 @@ def test_layout_and_atomic_write(tmp_path: Path) -> None:
     assert not paths.state_dir.exists()  # pure
     ensure_state_dir(tmp_path)
     target = paths.config_path
-    write_atomic(target, b"one")
-    write_atomic(target, b"two")
+    write_state_file(target, b"one")
+    write_state_file(target, b"two")
     assert target.read_bytes() == b"two"
     assert [p.name for p in paths.state_dir.iterdir() if p.name.endswith(".tmp")] == []

@@ -14,6 +14,7 @@ from coder_ls.agent.grants import SessionGrants
 from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
 from coder_ls.engine.agent_api import SkillInfo, _no_skills
 from coder_ls.engine.host import Host
+from coder_ls.fsutil import ANYWHERE
 from coder_ls.guard.redact import Redactor
 from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.config import Config
@@ -111,6 +112,13 @@ class ToolContext:
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""
         return resolve_path(self.root, raw, allow_outside=self.config.allow_outside_workspace)
+
+    @property
+    def write_root(self) -> Path:
+        """What bounds the tools' writes (`fsutil.write_atomic`, and the edge's checks around
+        an edit the editor applies): the workspace, unless the user let the file tools reach
+        outside it (`allowOutsideWorkspace`), where their links lead."""
+        return ANYWHERE if self.config.allow_outside_workspace else self.root
 
     def skill_dirs(self) -> list[Path]:
         """The folders of the user's and plugins' skills: the read tools may read them (a

@@ -22,7 +22,7 @@ from coder_ls.protocol.events import EditApplied
 from coder_ls.saferead import UnreadableFile, read_regular_file
 
 ReadBytes = Callable[[Path], bytes]
-WriteText = Callable[[Path, str, Path], None]  # path, text, the workspace root
+WriteText = Callable[[Path, str, Path], None]  # path, text, the root that bounds the write
 
 
 class BaseText(msgspec.Struct, frozen=True):
@@ -67,7 +67,7 @@ def load_base(ctx: ToolContext, path: Path, read_bytes: ReadBytes = read_disk) -
         raise ToolError(f"{ctx.rel(path)} is not UTF-8 text; it cannot be edited as text") from exc
 
 
-def atomic_write(path: Path, text: str, root: Path | None = None) -> None:
+def atomic_write(path: Path, text: str, root: Path) -> None:
     """Write `text` (UTF-8, line endings as given) so readers see the old or the new file,
     and never outside `root` even if a folder on the way is swapped for a symlink meanwhile
     (`fsutil.write_atomic`, the project's one atomic write)."""
@@ -109,10 +109,10 @@ async def commit_text(
         await commit_reviewed(ctx, path, base.text, change, ctx.review_edit)
         return change
     if ctx.host.caps.apply_edit:
-        outcome = await ctx.host.apply_edit(EditRequest(label=label, changes=(change,)))
+        outcome = await ctx.host.apply_edit(EditRequest(label=label, changes=(change,), root=str(ctx.write_root)))
     else:
         try:
-            await asyncio.to_thread(write_text, path, new_text, ctx.root)
+            await asyncio.to_thread(write_text, path, new_text, ctx.write_root)
         except OSError as exc:
             raise ToolError(f"could not write {rel}: {exc}") from exc
         outcome = EditOutcome(applied=True, written_to_disk=True)
@@ -120,6 +120,8 @@ async def commit_text(
     if not outcome.applied:
         reason = outcome.reason or "no reason given"
         ctx.emit(EditApplied(uri=uri, applied=False, reason=outcome.reason))
+        if outcome.failed:  # not the user's answer: e.g. a folder on the way became a link out
+            raise ToolError(f"could not write {rel}: {reason}")
         raise ToolError(f"the user rejected the edit: {reason}")
     ctx.emit(EditApplied(uri=uri, applied=True, on_disk=outcome.written_to_disk))
     ctx.changed_paths.add(str(path))
