@@ -6,12 +6,11 @@ next one, a body that is not JSON, or a request whose params do not fit the LSP 
 (`workspace/executeCommand` without `command`), is only logged, so the client waits
 forever. This loop answers instead, per JSON-RPC 2.0 and the LSP base protocol:
 
-- a body that is not UTF-8 (strictly: no encoded surrogates, which `json.loads` on bytes
-  lets through) or not JSON: `-32700` Parse error with `id: null`;
-- a body that is JSON but not a JSON-RPC 2.0 message (not an object, `jsonrpc` not
-  `"2.0"`, an `id` that is not a string, an integer or null, a request without a string
-  `method`): `-32600` Invalid Request, under the message's id when that id is usable,
-  else `id: null`. A well-formed response from the client is never answered;
+- a body that is not UTF-8, not JSON, or not a JSON-RPC 2.0 message: the answer
+  `protocol/jsonrpc.py` gives (the same as the ACP edge's): `-32700` Parse error, under the
+  request's id when a body that is not UTF-8 still shows it, else `id: null`; `-32600`
+  Invalid Request under the message's usable id. A well-formed response from the client is
+  never answered;
 - a header block without a usable Content-Length: `-32700` with `id: null`, then the
   stream resynchronises on the next `Content-Length:` header;
 - a request whose params cannot be decoded: the decoding error with the request's id;
@@ -29,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
 
+from coder_ls.protocol.jsonrpc import PARSE_ERROR, Rejected, parse_body
+
 if TYPE_CHECKING:
     import threading
 
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 SERVER_NOT_INITIALIZED = -32002
 INTERNAL_ERROR = -32603
 
@@ -71,47 +70,13 @@ class Gate:
         self.initialize_seen = False
 
 
-def usable_id(value: Any) -> bool:
-    """A JSON-RPC id: a string, an integer (not a boolean, not a fraction) or null."""
-    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def invalid_request(data: Any) -> tuple[Any, str] | None:
-    """(the id to answer under, why) when `data` is not a JSON-RPC 2.0 message; else None."""
-    if not isinstance(data, dict):
-        return None, "a message must be a JSON object"
-    msg_id = data.get("id")
-    is_response = "method" not in data and ("result" in data or "error" in data)
-    answer_id = msg_id if usable_id(msg_id) and not is_response else None  # a response's id is ours
-    if data.get("jsonrpc") != "2.0":
-        return answer_id, 'the "jsonrpc" member must be exactly "2.0"'
-    if not usable_id(msg_id):
-        return None, f'an "id" must be a string, an integer or null, not {json.dumps(msg_id)[:40]}'
-    if "method" in data:
-        if not isinstance(data["method"], str):
-            return answer_id, 'the "method" member must be a string'
-        return None
-    if is_response and "id" in data:
-        return None  # a response to one of our requests
-    return answer_id, 'a request needs a "method" (a response, a "result" or an "error")'
-
-
 def handle_body(protocol: JsonRPCProtocol, gate: Gate, body: bytes) -> None:
-    try:
-        data = json.loads(body.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        log.warning("a message body is not UTF-8: %s", exc)
-        send_error(protocol, None, PARSE_ERROR, f"Parse error: the message body is not valid UTF-8 ({exc})")
-        return
-    except ValueError as exc:
-        log.warning("a message body is not JSON: %s", exc)
-        send_error(protocol, None, PARSE_ERROR, f"Parse error: the message body is not valid JSON ({exc})")
-        return
-    problem = invalid_request(data)
-    if problem is not None:
-        answer_id, why = problem
-        log.warning("invalid JSON-RPC message (id %s): %s", json.dumps(answer_id), why)
-        send_error(protocol, answer_id, INVALID_REQUEST, f"Invalid Request: {why}")
+    data = parse_body(body)
+    if isinstance(data, Rejected):
+        note = "" if data.answer else " (the client's response: not answered)"
+        log.warning("%s (id %s)%s", data.message, json.dumps(data.answer_id), note)
+        if data.answer:
+            send_error(protocol, data.answer_id, data.code, data.message)
         return
     method, has_id = data.get("method"), "id" in data
     if isinstance(method, str) and not gate.initialize_seen and method not in _BEFORE_INITIALIZE:

@@ -54,6 +54,9 @@ async def test_a_message_that_is_not_json_rpc_2_gets_invalid_request(
 
 
 async def test_invalid_utf8_anywhere_in_the_body_gets_a_parse_error(tmp_path: Path) -> None:
+    """Issue 36 item 5: a request whose body is not UTF-8 is answered under its own id when
+    the id can be read (the client's request ends instead of waiting forever), else with
+    `id: null`; a notification's gets `id: null`; the server keeps serving."""
     async with raw_server(tmp_path) as (client, root):
         await client.initialize(root)
         valid = json.dumps(
@@ -62,8 +65,15 @@ async def test_invalid_utf8_anywhere_in_the_body_gets_a_parse_error(tmp_path: Pa
         ).encode()  # fmt: skip
         # a bad byte in a string, a truncated sequence, an overlong encoding, a lone surrogate
         bads = (b"ech\xff", b"ech\xc3\x28", b"ech\xc0\xaf", b"ech\xed\xa0\x80")
-        for bad in bads:
-            answer = await answer_to(client, valid.replace(b"echo", bad))
+        for n, bad in enumerate(bads, start=10):
+            answer = await answer_to(client, valid.replace(b"echo", bad).replace(b'"id": 2', b'"id": %d' % n))
+            assert answer["error"]["code"] == PARSE_ERROR and answer["id"] == n, answer
+            assert "not valid UTF-8" in answer["error"]["message"], answer
+        answer = await answer_to(client, valid.replace(b"echo", b"ech\xff").replace(b'"id": 2', b'"id": "s-1"'))
+        assert answer["id"] == "s-1", answer
+        # where the id cannot be read (a bad byte outside a string), or there is none: id null
+        for body in (valid.replace(b'"id"', b'"i\xffd'), valid.replace(b'"id": 2, ', b"").replace(b"echo", b"\xff")):
+            answer = await answer_to(client, body)
             assert answer["error"]["code"] == PARSE_ERROR and answer["id"] is None, answer
         await still_serving(client, 3)
 
