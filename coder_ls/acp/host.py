@@ -30,6 +30,7 @@ from coder_ls.protocol.ask import AskAnswer, AskQuestion
 from coder_ls.protocol.edits import EditOutcome, EditRequest, Finding
 from coder_ls.protocol.events import ApprovalRequested, CommandsChanged, Event, SessionChanged
 from coder_ls.protocol.results import CommandInfo
+from coder_ls.protocol.wiretext import carried, stray_surrogate
 from coder_ls.saferead import read_text_or_none
 
 log = logging.getLogger(__name__)
@@ -231,7 +232,8 @@ class AcpHost:
                 return refused
             buffer = self._buffers.get(path)
             old = buffer.text if buffer else await asyncio.to_thread(read_text_or_none, path, DIFF_MAX_BYTES)
-            if self._caps.apply_edit and acp_id is not None:
+            # a name that is not UTF-8 cannot be named to the editor: the server writes it
+            if self._caps.apply_edit and acp_id is not None and stray_surrogate(ch.path) is None:
                 await self.flush()
                 if (refused := await asyncio.to_thread(refusal, root, [ch.path])) is not None:
                     return refused  # the last moment before the editor gets it
@@ -251,7 +253,7 @@ class AcpHost:
             if path in self._buffers:
                 self._buffers[path] = OpenDocument(text=ch.new_text, version=None)
             if call is not None:
-                call.diffs.append(Diff(ch.path, old, ch.new_text))
+                call.diffs.append(Diff(carried(ch.path), old, ch.new_text))
         return EditOutcome(applied=True, written_to_disk=on_disk)
 
     def open_document(self, path: Path) -> OpenDocument | None:
@@ -267,6 +269,8 @@ class AcpHost:
             return
         for path in paths:
             self._buffers.pop(path, None)
+            if stray_surrogate(str(path)) is not None:
+                continue  # a name that is not UTF-8: the editor cannot be asked for it
             disk = await asyncio.to_thread(read_text_or_none, path, DIFF_MAX_BYTES)
             if disk is None:  # no regular file there: nothing the editor could hold unsaved
                 continue

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from coder_ls.protocol.wiretext import carried, name_from_shown, stray_surrogate
+
 
 class PathError(Exception):
     """A path the agent may not use (outside the workspace, malformed)."""
@@ -36,13 +38,23 @@ def resolve_path(root: Path, raw: str, *, allow_outside: bool = False) -> Path:
     location (symlinks followed with `Path.resolve()`) leaves the root, unless
     `allow_outside`. The returned path is lexical (the symlinks are kept) so it
     names the file the way the editor does.
+
+    A byte of a name that is not UTF-8 (or a control character) is written `\\xNN`, as
+    the tools show it (`protocol/wiretext.py`): taken as that byte unless the path as
+    written exists. A lone surrogate (a JSON `\\ud800`) is no text and is refused.
     """
     text = _strip_uri(raw.strip())
     if not text:
         raise PathError("the path is empty")
     if "\x00" in text:
         raise PathError(f"path {raw!r} contains a NUL character")
+    if (bad := stray_surrogate(text)) is not None:
+        raise PathError(
+            f"path {carried(raw)!r} contains a lone surrogate (U+{ord(bad):04X}), which is not text; "
+            "a byte of a name that is not UTF-8 is written \\xNN, as ls and glob show it"
+        )
     root = Path(os.path.abspath(root))
+    text = _unescaped(root, text)
     candidate = Path(text)
     if not candidate.is_absolute():
         candidate = root / candidate
@@ -58,6 +70,15 @@ def resolve_path(root: Path, raw: str, *, allow_outside: bool = False) -> Path:
     if not inside_lexically or not (real == real_root or real.is_relative_to(real_root)):
         raise PathError(f"path {raw} is outside the workspace ({root})")
     return lexical
+
+
+def _unescaped(root: Path, text: str) -> str:
+    """`text` with its `\\xNN` escapes as bytes (`wiretext.name_from_shown`), unless the path
+    as written exists (a name that really holds a backslash)."""
+    named = name_from_shown(text)
+    if named == text or os.path.lexists(os.path.join(root, text)):
+        return text
+    return named
 
 
 def display_path(root: Path, path: Path) -> str:

@@ -50,6 +50,7 @@ from coder_ls.llm.base import (
 )
 from coder_ls.llm.catalog import ModelCatalog
 from coder_ls.llm.messagecache import MessageCache
+from coder_ls.protocol.wiretext import CarryingEncoder
 
 __all__ = ["AnthropicProvider", "retry_after_seconds"]
 
@@ -155,7 +156,7 @@ class AnthropicProvider:
         self.read_timeout = read_timeout
         self._client: MessagesClient | None = None
         self._client_lock = threading.Lock()
-        self._encoder = msgspec.json.Encoder()
+        self._encoder = CarryingEncoder()  # a text UTF-8 cannot carry goes shown (protocol/wiretext.py)
         self._messages = MessageCache()  # the last request's messages in API form
 
     # -- client

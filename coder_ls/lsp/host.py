@@ -23,6 +23,7 @@ from coder_ls.lsp.protocol import CoderProtocol
 from coder_ls.protocol.ask import AskAnswer, AskQuestion, AskUserParams, AskUserResult
 from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange, Finding
 from coder_ls.protocol.events import Event
+from coder_ls.protocol.wiretext import stray_surrogate
 from coder_ls.saferead import read_text_or_none
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,8 @@ class LspHost:
         return result.answers
 
     def open_document(self, path: Path) -> OpenDocument | None:
+        if stray_surrogate(str(path)) is not None:
+            return None  # a name that is not UTF-8 has no URI the editor could hold it under
         uri = from_fs_path(str(path))
         if uri is None:
             return None
@@ -173,7 +176,8 @@ class LspHost:
         to_client: list[FileChange] = []
         to_disk: list[tuple[str, str]] = []
         for ch in request.changes:
-            if ch.kind == "create" and needs_disk_create(self._caps):
+            # a name that is not UTF-8 cannot be named to the editor (protocol/wiretext.py)
+            if (ch.kind == "create" and needs_disk_create(self._caps)) or stray_surrogate(ch.path) is not None:
                 to_disk.append((ch.path, ch.new_text))
             else:
                 to_client.append(ch)
@@ -280,7 +284,8 @@ class LspHost:
         for f in findings:
             start = max(f.line - 1, 0)
             end = max((f.end_line or f.line) - 1, start)
-            by_uri.setdefault(from_fs_path(f.path) or f.path, []).append(
+            uri = from_fs_path(f.path) if stray_surrogate(f.path) is None else None
+            by_uri.setdefault(uri or Path(f.path).as_uri(), []).append(
                 types.Diagnostic(
                     range=types.Range(
                         start=types.Position(line=start, character=0), end=types.Position(line=end + 1, character=0)

@@ -37,6 +37,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from coder_ls.lsp.writer import BatchedWriter
+from coder_ls.protocol.wiretext import carried_value
 
 log = logging.getLogger(__name__)
 
@@ -81,12 +82,12 @@ class CoderProtocol(LanguageServerProtocol):
     def notify_json(self, method: str, params: Any) -> None:
         """`notify`, with `params` (builtins or msgspec structs) encoded by msgspec and sent as
         they are: no cattrs walk, no `json.dumps` (an event or a progress report per step of a
-        turn). A text UTF-8 cannot carry (an unpaired surrogate) goes pygls's way, escaped."""
+        turn). A text UTF-8 cannot carry (an unpaired surrogate) is sent as the one rule says
+        (`protocol/wiretext.py`: a byte that is not UTF-8 as `\\xNN`)."""
         try:
             encoded = msgspec.json.encode(params)
         except UnicodeEncodeError:
-            self.notify(method, msgspec.to_builtins(params))
-            return
+            encoded = msgspec.json.encode(carried_value(msgspec.to_builtins(params)))
         self._send_bytes(b'{"jsonrpc":"2.0","method":%s,"params":%s}' % (msgspec.json.encode(method), encoded))
 
     def _send_data(self, data: Any) -> None:

@@ -2,8 +2,9 @@
 
 `coder.*` results are encoded here with msgspec and sent as they are (`protocol.py`): pygls
 would convert them with cattrs and `json.dumps` again. A text with an unpaired surrogate,
-which UTF-8 cannot carry (a file name that is not UTF-8, surrogate-escaped), goes the slow
-way, escaped by `json`.
+which UTF-8 cannot carry (a file name that is not UTF-8, surrogate-escaped), is sent as the
+one rule says (`protocol/wiretext.py`): such a byte as `\\xNN`, another lone surrogate as
+U+FFFD (a JSON `\\udcff` escape is valid JSON that strict clients refuse to decode).
 
 The catalog is the one large answer a client asks for again and again (`coder.listCommands`:
 ~490 bytes an entry, ~490 KB with 1,000 skills). The engine gives back the same
@@ -14,11 +15,10 @@ own few fields around those bytes. The object is held, so an identity cannot be 
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from coder_ls.protocol.results import CommandCatalog, CommandResult
+from coder_ls.protocol.wiretext import carried_value
 
 
 class ReplyEncoder:
@@ -27,14 +27,14 @@ class ReplyEncoder:
     def __init__(self) -> None:
         self._catalog: tuple[CommandCatalog, msgspec.Raw] | None = None
 
-    def encode(self, result: CommandResult) -> Any:
-        """`msgspec.Raw` JSON bytes, or plain builtins for the slow way (see the docstring)."""
+    def encode(self, result: CommandResult) -> msgspec.Raw:
+        """The result as `msgspec.Raw` JSON bytes (see the docstring)."""
         try:
             if isinstance(result.data, CommandCatalog):
                 return msgspec.Raw(msgspec.json.encode(msgspec.structs.replace(result, data=self._data(result.data))))
             return msgspec.Raw(msgspec.json.encode(result))
         except UnicodeEncodeError:
-            return msgspec.to_builtins(result)
+            return msgspec.Raw(msgspec.json.encode(carried_value(msgspec.to_builtins(result))))
 
     def _data(self, catalog: CommandCatalog) -> msgspec.Raw:
         kept = self._catalog

@@ -11,6 +11,7 @@ import msgspec
 
 from coder_ls.protocol.messages import Message
 from coder_ls.protocol.tasks import TaskState
+from coder_ls.protocol.wiretext import CarryingEncoder
 
 LOG_VERSION = 1
 SHELL_OUTPUT_CAP = 64 * 1024  # characters of `!cmd` output kept in the log
@@ -102,7 +103,7 @@ class TaskEntry(_Entry, tag="task"):
 
 Entry = MessageEntry | ClearEntry | CompactionEntry | ModelEntry | TitleEntry | ShellEntry | TaskEntry
 
-_encoder = msgspec.json.Encoder()
+_encoder = CarryingEncoder()  # a text UTF-8 cannot carry is stored shown (protocol/wiretext.py)
 _entry_decoder = msgspec.json.Decoder(Entry)
 _entries_decoder = msgspec.json.Decoder(list[Entry])
 _header_decoder = msgspec.json.Decoder(Header)

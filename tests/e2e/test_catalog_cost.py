@@ -58,7 +58,7 @@ async def test_one_changed_skill_among_1000_is_announced_quickly(tmp_path):
 
 async def test_the_bytes_reply_carries_any_text_a_file_or_a_path_holds(tmp_path):
     """Non-ASCII text is UTF-8 and counted in bytes (Content-Length); a path that is not
-    UTF-8 (a surrogate-escaped name) cannot be UTF-8 encoded and goes the slow way, escaped."""
+    UTF-8 (a surrogate-escaped name) is sent with that byte as `\\xNN` (protocol/wiretext.py)."""
     root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
     home = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/h\xffme"))
     text = "Überprüfe — 日本語 ✓ \U0001f600"
@@ -71,7 +71,7 @@ async def test_the_bytes_reply_carries_any_text_a_file_or_a_path_holds(tmp_path)
         entries = {c["name"]: c for c in (await s.execute("coder.listCommands", {}))["data"]["commands"]}
         assert entries["uni"]["description"] == text
         assert entries["odd"]["description"] == text
-        assert entries["odd"]["path"] == str(home / ".claude" / "commands" / "odd.md")
+        assert entries["odd"]["path"] == str(tmp_path / "h\\xffme" / ".claude" / "commands" / "odd.md")
         # the stream is still in step after both kinds of reply
         assert (await s.execute("coder.input", {"text": "/help"}))["status"] == "completed"
 

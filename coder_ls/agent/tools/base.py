@@ -21,6 +21,7 @@ from coder_ls.protocol.config import Config
 from coder_ls.protocol.edits import Finding
 from coder_ls.protocol.events import Event, TodoItem
 from coder_ls.protocol.messages import ImageBlock
+from coder_ls.protocol.wiretext import carried
 
 log = logging.getLogger(__name__)
 
@@ -208,8 +209,8 @@ class Tool(Generic[InputT]):
 
     async def run(self, ctx: ToolContext, input: InputT) -> ToolOutput:
         """Run with typed input; tool and path errors become error outputs. No secret
-        value leaves here (`guard.redact`): this is where every tool's result enters
-        the session, whatever the tool read."""
+        value leaves here (`guard.redact`), nor a text UTF-8 cannot carry: this is where
+        every tool's result enters the session, whatever the tool read."""
         try:
             output = await self.handler(ctx, input)
         except (ToolError, PathError) as exc:
@@ -219,8 +220,13 @@ class Tool(Generic[InputT]):
         except Exception as exc:  # a bug in a tool must not end the turn
             log.exception("tool %s failed", self.name)
             output = ToolOutput(f"{self.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+        # A name that is not UTF-8 leaves as `\xNN` (`protocol/wiretext.py`): the session log,
+        # the provider's request and the client could not carry it as it is.
+        text = carried(output.text)
         redactor = Redactor.for_names(ctx.config.secrets.env_names)
-        return msgspec.structs.replace(output, text=redactor.text(output.text)) if redactor else output
+        if redactor:
+            text = redactor.text(text)
+        return output if text is output.text else msgspec.structs.replace(output, text=text)
 
     async def call(self, ctx: ToolContext, raw: Any) -> ToolOutput:
         """Parse the model's raw input, then run (cancellation propagates)."""

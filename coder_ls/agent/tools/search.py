@@ -1,7 +1,10 @@
 """grep, glob and ls. grep uses ripgrep when it is on PATH; otherwise, and for glob,
 files come from `git ls-files --cached --others --exclude-standard` (so .gitignore is
 honoured) inside a git repository, else from a walk that skips .git, .coder,
-node_modules and a few caches."""
+node_modules and a few caches.
+
+Every name they list is `wiretext.shown_name`d: a byte that is not UTF-8, or a control
+character (a newline), as `\\xNN`, which the file tools take back (`agent/paths.py`)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.filelist import SKIP_DIRS, list_files
 from coder_ls.environ import child_env
 from coder_ls.globs import glob_match, name_or_path_match
+from coder_ls.protocol.wiretext import shown_name
 from coder_ls.saferead import UnreadableFile, read_regular_file
 
 MAX_LINE_CHARS = 300
@@ -59,7 +63,7 @@ def format_matches(matches: list[Match], limit: int) -> str:
     current = None
     for path, number, text in matches[:limit]:
         if path != current:
-            out.append(path)
+            out.append(shown_name(path))
             current = path
         out.append(f"{number}:{text}")
     if len(matches) > limit:  # the Python search stops at limit + 1: no exact count
@@ -113,7 +117,7 @@ def _python_grep(root: Path, files: list[str], inp: GrepInput, limit: int) -> li
 
 
 async def _rg_grep(rg: str, root: Path, rel_base: str, inp: GrepInput) -> list[Match]:
-    args = [rg, "--line-number", "--no-heading", "--with-filename", "--color", "never"]
+    args = [rg, "--line-number", "--no-heading", "--with-filename", "--null", "--color", "never"]
     args += ["--hidden", "--sort", "path"]
     for d in sorted(SKIP_DIRS):
         args += ["--glob", f"!{d}"]
@@ -141,12 +145,23 @@ async def _rg_grep(rg: str, root: Path, rel_base: str, inp: GrepInput) -> list[M
         raise
     if proc.returncode == 2 and not stdout:
         raise ToolError(f"grep failed: {stderr.decode('utf-8', errors='replace').strip()}")
+    return rg_matches(stdout)
+
+
+def rg_matches(stdout: bytes) -> list[Match]:
+    """ripgrep's `--null` output (`path NUL line:text LF` each): the path is read up to its
+    NUL, so a name with a newline or a colon stays whole, and kept as `os.fsdecode` would
+    (a byte that is not UTF-8, surrogate-escaped); a line's text is decoded leniently."""
     matches: list[Match] = []
-    for line in stdout.decode("utf-8", errors="replace").splitlines():
-        name, _, rest = line.removeprefix("./").partition(":")
-        num, _, text = rest.partition(":")
+    pos = 0
+    while (cut := stdout.find(b"\0", pos)) >= 0:
+        end = stdout.find(b"\n", cut)
+        end = len(stdout) if end < 0 else end
+        name = stdout[pos:cut].decode("utf-8", errors="surrogateescape").removeprefix("./")
+        num, _, text = stdout[cut + 1 : end].partition(b":")
         if num.isdigit():
-            matches.append((name, int(num), text[:MAX_LINE_CHARS]))
+            matches.append((name, int(num), text.decode("utf-8", errors="replace")[:MAX_LINE_CHARS]))
+        pos = end + 1
     return matches
 
 
@@ -198,7 +213,7 @@ def make_glob_tool(files: ListFiles = list_files, max_results: int = 500) -> Too
             note = f"(no match at the top level; showing matches of **/{inp.pattern})\n" if found else ""
         if not found:
             return ToolOutput(f"No files match {inp.pattern!r}.")
-        return ToolOutput(note + _cap(sorted(found), max_results, "files"))
+        return ToolOutput(note + _cap([shown_name(f) for f in sorted(found)], max_results, "files"))
 
     return Tool(
         "glob",
@@ -227,7 +242,7 @@ def make_ls_tool(max_entries: int = 1000) -> Tool[LsInput]:
         for child in sorted(path.iterdir(), key=lambda p: p.name):
             if child.name == ".git":
                 continue
-            entries.append(child.name + ("/" if child.is_dir() else ""))
+            entries.append(shown_name(child.name) + ("/" if child.is_dir() else ""))
         if not entries:
             return ToolOutput(f"{rel}: (empty directory)")
         return ToolOutput(_cap(entries, max_entries, "entries"))
