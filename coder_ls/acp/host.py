@@ -158,7 +158,7 @@ class AcpHost:
         if acp_id is None:
             log.log(logging.WARNING if kind in ("error", "warning") else logging.INFO, "%s", message)
             return
-        self.send(acp_id, helpers.update_agent_message_text(f"\n[{kind}] {message}\n"))
+        self.send(acp_id, helpers.update_agent_message_text(f"\n[{kind}] {carried(message)}\n"))
 
     # -- questions -------------------------------------------------------------------------
     async def ask(self, kind: MessageKind, message: str, choices: list[str]) -> str | None:

@@ -23,7 +23,7 @@ from coder_ls.lsp.protocol import CoderProtocol
 from coder_ls.protocol.ask import AskAnswer, AskQuestion, AskUserParams, AskUserResult
 from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange, Finding
 from coder_ls.protocol.events import Event
-from coder_ls.protocol.wiretext import stray_surrogate
+from coder_ls.protocol.wiretext import carried, stray_surrogate
 from coder_ls.saferead import read_text_or_none
 
 log = logging.getLogger(__name__)
@@ -106,11 +106,14 @@ class LspHost:
         protocol.notify_json("coder/event", payload)
 
     def show_message(self, kind: MessageKind, message: str) -> None:
-        self.server.window_show_message(types.ShowMessageParams(type=_KINDS[kind], message=message))
+        self.server.window_show_message(types.ShowMessageParams(type=_KINDS[kind], message=carried(message)))
 
     async def ask(self, kind: MessageKind, message: str, choices: list[str]) -> str | None:
+        # Text UTF-8 cannot carry (a name that is not UTF-8) goes as the one rule shows it; the
+        # answer is the title sent, mapped back to the choice given.
+        titles = {carried(c): c for c in choices}
         params = types.ShowMessageRequestParams(
-            type=_KINDS[kind], message=message, actions=[types.MessageActionItem(title=c) for c in choices]
+            type=_KINDS[kind], message=carried(message), actions=[types.MessageActionItem(title=t) for t in titles]
         )
         try:
             # Shielded: a question given up on (timeout, cancel) leaves pygls's request
@@ -121,7 +124,7 @@ class LspHost:
         except Exception as exc:  # e.g. Helix has no window/showMessageRequest: a dismissed question
             log.warning("the client could not ask the user (%s); taken as dismissed", exc)
             return None
-        return answer.title if answer is not None else None
+        return titles.get(answer.title, answer.title) if answer is not None else None
 
     async def ask_user(self, submission_id: str, questions: list[AskQuestion]) -> list[AskAnswer] | None:
         """`coder/askUser` to a client that said it has a UI for it (else None: the tool then
@@ -304,10 +307,10 @@ class LspHost:
         self._review_uris = {uri for uri, d in by_uri.items() if d}
 
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
-        await self.progress.begin(submission_id, title, message)
+        await self.progress.begin(submission_id, carried(title), carried(message))
 
     def report_progress(self, submission_id: str, message: str, percentage: int | None = None) -> None:
-        self.progress.report(submission_id, message, percentage)
+        self.progress.report(submission_id, carried(message), percentage)
 
     def end_progress(self, submission_id: str, message: str) -> None:
-        self.progress.end(submission_id, message)
+        self.progress.end(submission_id, carried(message))

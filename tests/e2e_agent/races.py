@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-SWAP_AFTER = 2.0  # seconds: the job swaps the folder while the edit waits for the editor
+SWAP_AFTER = 3.0  # seconds: the job swaps the folder while the edit waits for the editor
 
 
 def swap_job(outside: Path) -> str:
