@@ -10,8 +10,10 @@ forwarder that relays each connection to the server's proxy (`guard/netproxy.py`
 Unix socket PATH, opening each with TOKEN (the proxy tells sandboxes apart by it), then
 execs ARGV (the agent's bash) with the listening port already bound. The forwarder holds
 no descriptor of the shell's (stdin, stdout, the shell's marker pipe: a command never
-waits on it), dies when ARGV's process ends (`PR_SET_PDEATHSIG`) and with the sandbox's
-PID namespace; killing it only cuts the sandbox's own network.
+waits on it), is a process group of its own (no job of the shell's: `wait`, an idle check
+of the shell's group or a kill of it pass it by), dies when ARGV's process ends
+(`PR_SET_PDEATHSIG`) and with the sandbox's PID namespace; killing it only cuts the
+sandbox's own network.
 
 The host side's half is here too, for `sandbox.wrap`: `proxy_args` (what bubblewrap
 binds), `proxy_env` (the variables that point clients at the forwarder) and `argv_prefix`.
@@ -111,6 +113,7 @@ def _forward(listener: socket.socket, path: str, token: bytes, parent: int) -> N
     """The forwarder (the forked child): never returns."""
     try:
         _die_with_parent(parent)
+        os.setpgid(0, 0)  # no job of the shell's: a `wait`, an idle check or a group kill passes it by
         if listener.fileno() < 3:  # a standard descriptor was closed: keep clear of them
             import fcntl
 

@@ -359,6 +359,27 @@ async def test_what_a_tunnel_or_a_kept_connection_carries_goes_to_the_allowed_ho
     assert handle.refused_since(0) == []  # nothing was asked of the proxy for example.org
 
 
+async def test_the_forwarder_is_no_job_of_the_shell(tmp_path, proxy, targets):
+    """The shell waits for its jobs, not for the forwarder; the forwarder has a group of its
+    own (a kill of the shell's group, or a look for jobs alive in it, passes it by)."""
+    handle = proxy.open(RULES)
+    code, out = await sandboxed(
+        tmp_path,
+        handle,
+        "sleep 0.2 & SECONDS=0; wait; echo waited=$SECONDS jobs=$(jobs -p | wc -l); "
+        "for p in /proc/[0-9]*; do grep -q 'netfwd[.]py' $p/cmdline 2>/dev/null && "
+        "echo fwd ${p#/proc/} $(cut -d' ' -f5 $p/stat); done; "
+        "echo shell $$ $(cut -d' ' -f5 /proc/$$/stat)",
+        timeout=30,
+    )
+    assert code == 0 and "waited=0 jobs=0" in out, out
+    # pid 1 is bubblewrap's own (its argv holds ours)
+    fwd = [line.split()[1:] for line in out.splitlines() if line.startswith("fwd ") and line.split()[1] != "1"]
+    shell = [line.split()[1:] for line in out.splitlines() if line.startswith("shell ")]
+    assert len(fwd) == 1 and fwd[0][0] == fwd[0][1], out  # its own group, led by itself
+    assert shell[0][1] != fwd[0][1], out
+
+
 async def test_the_forwarder_dies_with_the_sandbox(tmp_path, proxy, targets):
     handle = proxy.open(RULES)
     _, out = await sandboxed(tmp_path, handle, "(sleep 300 &) ; echo started")
