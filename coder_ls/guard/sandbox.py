@@ -138,7 +138,9 @@ def resolve(config: SandboxConfig, root: Path, tmp: Path, *, private: tuple[str,
     return Sandbox(
         root=str(root),
         mode=config.mode,
-        network=config.network,
+        # domain rules (`NetworkDomains`) reach the network only through the proxy
+        # (`guard/netproxy.py`), which this sandbox does not wire: none until it does
+        network=config.network is True,
         writable=tuple(writable),
         tmp=str(tmp),
         cache=str(cache),

@@ -45,8 +45,9 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
     BoundaryRow(
         "config",
         "`.coder/config.json`",
-        "narrows only: its `rules` and `secrets.envNames` are added to the user's (a deny wins); "
-        "a wider preset, `allow` rules, `sandbox` off/network/writable roots, verify commands, "
+        "narrows only: its `rules`, `secrets.envNames` and `sandbox.network.deniedDomains` are added to the "
+        "user's (a deny wins); a wider preset, `allow` rules, `sandbox` off/network/allowed domains/writable "
+        "roots, verify commands, "
         '`allowOutsideWorkspace`, `provider`, `model: "scripted"` and `scriptedFile` are left out with '
         "one warning",
         "the widening values apply, as they were when trusted (a change is asked again)",
@@ -106,7 +107,12 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
 )
 
 # The config lists a workspace adds to instead of replacing (the user's entries stay).
-MERGED_LISTS: tuple[tuple[str, ...], ...] = (("rules",), ("secrets", "envNames"), ("commands", "disabled"))
+MERGED_LISTS: tuple[tuple[str, ...], ...] = (
+    ("rules",),
+    ("secrets", "envNames"),
+    ("commands", "disabled"),
+    ("sandbox", "network", "deniedDomains"),
+)
 
 
 def state_dir(env: Mapping[str, str]) -> Path:
@@ -154,8 +160,15 @@ def split_widening(values: Mapping[str, Any], base_preset: str = "balanced") -> 
         wide_sandbox = {}
         if sandbox.get("mode") == "off":
             wide_sandbox["mode"] = sandbox.pop("mode")
-        if sandbox.get("network") is True:
+        network = sandbox.get("network")
+        if network is True:
             wide_sandbox["network"] = sandbox.pop("network")
+        elif isinstance(network, dict) and network.get("allowedDomains"):
+            # domains it allows widen (even over the user's `true`: they are the repository's
+            # choice); the ones it denies only narrow, and add to the user's
+            wide_sandbox["network"] = {"allowedDomains": network.pop("allowedDomains")}
+            if not network:  # nothing left to say: the user's own `network` stands
+                sandbox.pop("network")
         if isinstance(sandbox.get("writableRoots"), list) and sandbox["writableRoots"]:
             wide_sandbox["writableRoots"] = sandbox.pop("writableRoots")
         if wide_sandbox:

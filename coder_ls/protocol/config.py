@@ -44,11 +44,66 @@ class ApprovalsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True
 SandboxMode = Literal["workspace-write", "read-only", "off"]
 
 
+def domain_problem(entry: object) -> str | None:
+    """Why `entry` is not a domain rule (`example.com`, `*.example.com`, an IP address), or None."""
+    if not isinstance(entry, str):
+        return f"{entry!r} is not a string"
+    if not entry.strip():
+        return "an empty entry"
+    if any(c.isspace() for c in entry):
+        return f"{entry!r} holds a space"
+    if "://" in entry:
+        return f"{entry!r} has a scheme: write the host name alone"
+    if "/" in entry or "?" in entry or "#" in entry:
+        return f"{entry!r} has a path: write the host name alone"
+    if "@" in entry:
+        return f"{entry!r} has a user name: write the host name alone"
+    if not entry.isascii():
+        return f"{entry!r} is not ASCII: write the name as IDNA (xn--...)"
+    import ipaddress
+
+    bare = entry[1:-1] if entry.startswith("[") and entry.endswith("]") else entry
+    try:
+        ipaddress.ip_address(bare)
+        return None
+    except ValueError:
+        pass
+    if ":" in entry:
+        return f"{entry!r} has a port: domains are allowed on every port"
+    name = entry[2:] if entry.startswith("*.") else entry
+    if "*" in name:
+        return f"{entry!r}: `*` is only allowed as a leading `*.` (use `network: true` for every domain)"
+    name = name[:-1] if name.endswith(".") else name
+    labels = name.split(".")
+    if len(name) > 253 or not all(0 < len(x) <= 63 for x in labels):
+        return f"{entry!r} is not a host name"
+    if not all(c.isalnum() or c in "-_" for x in labels for c in x):
+        return f"{entry!r} is not a host name"
+    return None
+
+
+class NetworkDomains(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):
+    """`sandbox.network` by domain: sandboxed commands reach only these names, through the
+    server's proxy (`guard/netproxy.py`). `*.example.com` matches the sub-domains of
+    example.com; a denied entry wins; an IP address is reached only when listed; nothing
+    allowed is the same as no network."""
+
+    allowed_domains: tuple[str, ...] = ()
+    denied_domains: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for entry in (*self.allowed_domains, *self.denied_domains):
+            problem = domain_problem(entry)
+            if problem is not None:
+                raise ValueError(f"not a domain rule: {problem}")
+
+
 class SandboxConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     """The OS sandbox of the agent's shell (bash tool, auto-verify); `!cmd` is never sandboxed."""
 
     mode: SandboxMode = "workspace-write"
-    network: bool = False
+    # false: no network; true: all of it; domains: only those, through the server's proxy
+    network: bool | NetworkDomains = False
     writable_roots: list[str] = msgspec.field(default_factory=list)  # absolute, or relative to the workspace
 
 
