@@ -94,6 +94,7 @@ assert (WRITERS | SOMETIMES | READERS) <= GIT_BUILTINS
 # an option (`--exec=…`)
 _MESSAGE = re.compile(r"-m|--message|-F|--file|-[a-zA-Z]*[mF]")
 _MESSAGE_TAKERS = frozenset("commit tag merge stash notes commit-tree".split())  # `rebase -m` is --merge
+_WRITER_WORDS = WRITERS | SOMETIMES
 BUILTIN_STRATEGIES = frozenset("ort recursive resolve octopus ours subtree".split())
 # short options that take a value, per subcommand (the rest of a `-abc` cluster is that value)
 _SHORT_VALUE = {"rebase": "sXSC", "merge": "sXmFS", "cherry-pick": "mXS", "revert": "mXS", "grep": "OefABCm"}
@@ -137,8 +138,8 @@ def why_not(command: str, root: str | Path, cwd: str | Path) -> str | None:
 
 
 def _route(command: str, root_s: str, cwd_s: str) -> tuple[Lane | None, str | None]:
-    if "git" not in command:
-        return None, "no git in it"
+    if "git" not in command or _WRITER_WORDS.isdisjoint(re.findall(r"[a-z][a-z-]*", command)):
+        return None, "no git command in it writes"  # cheap: most lines are not git writes
     if len(command) > 64 * 1024 or "\0" in command:
         return None, "too long, or a NUL"
     root = Path(os.path.realpath(root_s))
