@@ -103,10 +103,8 @@ async def run(
         result = await shell.run(
             command, on_output=on_output, timeout=timeout, max_output_bytes=max_output_bytes, hide_env=hide_env
         )
-    finally:
-        await shell.close()
-        gone = await _gone(shell.pgid)
-        moved = await asyncio.to_thread(gitlane.release, held, gone=gone)
+    finally:  # shielded: a second cancel must not leave the placeholders half handled
+        moved, gone = await asyncio.shield(asyncio.ensure_future(_finish(shell, held)))
     if moved:
         notes.append("[git lane: git internals that appeared during the run were moved out: " + ", ".join(moved) + "]")
     if not gone:
@@ -119,6 +117,13 @@ async def run(
         on_output(text)
         output += text
     return msgspec.structs.replace(result, output=output, cwd=lane.cwd)
+
+
+async def _finish(shell: _LaneShell, held: gitlane.Held) -> tuple[list[str], bool]:
+    """Close the shell, wait for its sandbox to be gone, release what the run held."""
+    await shell.close()
+    gone = await _gone(shell.pgid)
+    return await asyncio.to_thread(gitlane.release, held, gone=gone), gone
 
 
 async def _gone(pgid: int | None) -> bool:
