@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -92,19 +93,25 @@ async def run(
     """Run `command` once in the lane; the result's cwd is the lane's start (nothing carries)."""
     environment = lane_env(env, exports)
     try:
+        lock = os.open(lane.gitdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        return _failed(lane, f"could not open {lane.gitdir}: {exc}", on_output)
+    try:
+        await _lock(lock)
         held = await asyncio.to_thread(gitlane.prepare, lane.root, lane.gitdir, environment)
-    except OSError as exc:  # the server cannot write .git itself: git could not either
-        text = f"[git lane: could not prepare {lane.gitdir}: {exc}]\n"
-        on_output(text)
-        return ShellResult(output=text, exit_code=1, truncated=False, timed_out=False, cwd=lane.cwd)
+    except BaseException as exc:
+        os.close(lock)  # and with it the lock
+        if isinstance(exc, OSError):  # the server cannot write .git itself: git could not either
+            return _failed(lane, f"could not prepare {lane.gitdir}: {exc}", on_output)
+        raise
     shell = _LaneShell(Path(lane.root), env=environment, box=box, cwd=Path(lane.cwd), extra_args=held.args)
-    notes: list[str] = []
     try:
         result = await shell.run(
             command, on_output=on_output, timeout=timeout, max_output_bytes=max_output_bytes, hide_env=hide_env
         )
     finally:  # shielded: a second cancel must not leave the placeholders half handled
-        moved, gone = await asyncio.shield(asyncio.ensure_future(_finish(shell, held)))
+        moved, gone = await asyncio.shield(asyncio.ensure_future(_finish(shell, held, lock)))
+    notes: list[str] = []
     if moved:
         notes.append("[git lane: git internals that appeared during the run were moved out: " + ", ".join(moved) + "]")
     if not gone:
@@ -119,11 +126,31 @@ async def run(
     return msgspec.structs.replace(result, output=output, cwd=lane.cwd)
 
 
-async def _finish(shell: _LaneShell, held: gitlane.Held) -> tuple[list[str], bool]:
-    """Close the shell, wait for its sandbox to be gone, release what the run held."""
-    await shell.close()
-    gone = await _gone(shell.pgid)
-    return await asyncio.to_thread(gitlane.release, held, gone=gone), gone
+def _failed(lane: Lane, why: str, on_output: Callable[[str], None]) -> ShellResult:
+    text = f"[git lane: {why}]\n"
+    on_output(text)
+    return ShellResult(output=text, exit_code=1, truncated=False, timed_out=False, cwd=lane.cwd)
+
+
+async def _lock(fd: int) -> None:
+    """One lane at a time on a repository, across sessions and servers (`flock` on the git
+    dir): a lane must not remove the placeholders another one holds."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            await asyncio.sleep(0.02)
+
+
+async def _finish(shell: _LaneShell, held: gitlane.Held, lock: int) -> tuple[list[str], bool]:
+    """Close the shell, wait for its sandbox to be gone, release what the run held, unlock."""
+    try:
+        await shell.close()
+        gone = await _gone(shell.pgid)
+        return await asyncio.to_thread(gitlane.release, held, gone=gone), gone
+    finally:
+        os.close(lock)
 
 
 async def _gone(pgid: int | None) -> bool:

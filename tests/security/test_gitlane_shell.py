@@ -111,3 +111,21 @@ async def test_a_cancel_ends_the_lane_and_its_placeholders(shell: AgentShell, re
     assert not (repo / ".git" / "commondir").exists()
     result = await run(shell, "git status --short")  # the agent's shell still works
     assert result.exit_code == 0
+
+
+async def test_two_sessions_take_turns_on_one_repository(shell: AgentShell, repo: Path) -> None:
+    """A lane must not remove the placeholders another holds: lanes on one git dir take turns."""
+    hook(repo, 'echo "start $(date +%s%N)" >> src/order; sleep 1; echo "end $(date +%s%N)" >> src/order\n')
+    other = AgentShell(repo)
+    try:
+        first = asyncio.ensure_future(run(shell, "git commit --allow-empty -m first"))
+        await asyncio.sleep(0.3)
+        second = asyncio.ensure_future(run(other, "git commit --allow-empty -m second"))
+        results = await asyncio.gather(first, second)
+    finally:
+        await other.close()
+    assert all(r.exit_code == 0 for r in results), results
+    marks = [line.split()[0] for line in (repo / "src" / "order").read_text().splitlines()]
+    assert marks == ["start", "end", "start", "end"], marks  # never two hooks at once
+    assert git(repo, "log", "-2", "--format=%s") == "second\nfirst\n"
+    assert not (repo / ".git" / "commondir").exists()
