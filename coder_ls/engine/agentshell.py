@@ -93,10 +93,27 @@ class AgentShell:
         hide_env: Sequence[str] = (),
         box: sandbox.Sandbox | None = None,
     ) -> ShellResult:
-        """Run `command` in the agent's shell, inside `box` (see `sandbox_for`)."""
+        """Run `command` in the agent's shell, inside `box` (see `sandbox_for`); a git line that
+        writes runs once in the git lane instead (`engine/gitlane.py`)."""
+        from coder_ls.engine import gitlane
         from coder_ls.engine.redactshell import RedactingShell
         from coder_ls.guard import sandbox
 
+        if box is not None and (lane := gitlane.route(command, self._root, self.cwd, box)) is not None:
+            async with self._lock:
+                if self._closed:
+                    raise RuntimeError("the shell is closed")
+                return await gitlane.run(
+                    lane,
+                    command,
+                    box=box,
+                    env=self._env,
+                    exports=self.exports(),
+                    on_output=on_output,
+                    timeout=timeout,
+                    max_output_bytes=max_output_bytes,
+                    hide_env=hide_env,
+                )
         async with self._lock:
             if self._closed:
                 raise RuntimeError("the shell is closed")

@@ -317,6 +317,7 @@ class PersistentShell:
     `env`: the base environment (default: ours, secrets removed) of the first bash.
     `box`: the sandbox every command of this shell runs in (None: none).
     `cwd`: where the first command starts (default: `root`).
+    `extra_args`: bubblewrap mounts over the box's layout (`sandbox.wrap`; the git lane's).
     """
 
     def __init__(
@@ -326,12 +327,14 @@ class PersistentShell:
         env: Mapping[str, str] | None = None,
         box: sandbox.Sandbox | None = None,
         cwd: Path | None = None,
+        extra_args: Sequence[str] = (),
     ) -> None:
         self._root = Path(root).absolute()
         self._root_real = self._root.resolve()
         forced = {**_FORCED_ENV, **(sandbox.forced_env(box) if box is not None else {})}
         self._base_env = child_env(base=env, drop=_DROPPED_ENV, set_=forced)
         self.box = box
+        self._extra_args = tuple(extra_args)
         self._cwd = cwd if cwd is not None and self._inside(cwd) else self._root
         self._move = False  # the next command first `cd`s to `_cwd` (it was reset)
         self._exports: bytes | None = None  # `export -p` after the last command that finished
@@ -381,7 +384,7 @@ class PersistentShell:
     async def _spawn(self, start: Path) -> _Job:
         argv = [BASH, "--noprofile", "--norc", "-c", _LOOP, "coder-shell"]
         if self.box is not None:
-            argv = sandbox.wrap(self.box, argv)
+            argv = sandbox.wrap(self.box, argv, extra_args=self._extra_args)
         loop = asyncio.get_running_loop()
         transport, proto = await loop.subprocess_exec(
             lambda: _Proto(loop),

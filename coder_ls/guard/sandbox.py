@@ -195,9 +195,14 @@ def landlock_grants(sb: Sandbox, extra_writable: Sequence[str] = ()) -> tuple[li
     return dirs, files
 
 
-def wrap(sb: Sandbox, argv: Sequence[str], extra_writable: Sequence[str] = ()) -> list[str]:
-    """`argv` run inside the sandbox."""
+def wrap(
+    sb: Sandbox, argv: Sequence[str], extra_writable: Sequence[str] = (), *, extra_args: Sequence[str] = ()
+) -> list[str]:
+    """`argv` run inside the sandbox. `extra_args` (bubblewrap only): mounts spliced after the
+    layout's and before the namespace flags, so they go over it (the git lane's `.git`)."""
     if sb.backend == "landlock":
+        if extra_args:
+            raise ValueError("extra bubblewrap arguments for a Landlock sandbox")
         dirs, files = landlock_grants(sb, extra_writable)
         args = [sys.executable, "-I", "-S", LAUNCHER]
         for d in dirs:
@@ -223,6 +228,7 @@ def wrap(sb: Sandbox, argv: Sequence[str], extra_writable: Sequence[str] = ()) -
     args += ["--bind", sb.cache, sb.cache]
     for p in extra_writable:
         args += ["--bind", p, p]
+    args += extra_args
     if not sb.network:
         args.append("--unshare-net")
     # No capabilities inside: a server running as root would otherwise keep CAP_SYS_ADMIN

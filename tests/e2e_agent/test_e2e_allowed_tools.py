@@ -48,15 +48,15 @@ async def test_granted_commands_run_unasked_and_nothing_else_does(agent, stage):
     steps += [calls(tool_call("bash", {"command": "git status --short"}, "t1"))]
     steps += [calls(tool_call("bash", {"command": c}, f"x{i}")) for i, c in enumerate(ATTACKS)]
     a.fake.push(*steps, reply("staged"))
-    # `.git` is read-only in the sandbox: the granted `git add` is asked to run outside (yes)
+    # the granted `git add` runs sandboxed in the git lane: no question at all
     a.s.answer_question = lambda p: "Run outside the sandbox" if p.message.startswith("The sandbox stopped") else None
     result = await a.turn("/stage")
     assert result["status"] == "completed", result
     results = tool_results(a.fake.message_requests[-1])
     assert "exit code: 0" in result_text(results["t0"]) and "exit code: 0" in result_text(results["t1"])
     asked = [q.message for q in a.s.questions]
-    assert asked[0].startswith("The sandbox stopped `git add app.py`"), asked
-    assert len(asked) == len(ATTACKS) + 1, asked  # every attack was a question (answered: dismissed)
+    assert not any(m.startswith("The sandbox stopped") for m in asked), asked
+    assert len(asked) == len(ATTACKS), asked  # every attack was a question (answered: dismissed)
     for i in range(1, 8):
         assert not (a.root / f"PWNED{i}").exists() and not (a.root.parent / f"PWNED{i}").exists()
 

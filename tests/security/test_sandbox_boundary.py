@@ -141,15 +141,21 @@ async def test_the_file_tools_ask_before_writing_a_protected_path_in_every_prese
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_git_writes_in_the_sandbox_are_asked_to_run_outside(tmp_path, fake, backend):
-    """`.git` is read-only to the agent: its `git commit` fails on the sandbox, and the user
-    is asked to run it outside, where it works when approved."""
+async def test_git_writes_run_in_the_git_lane_or_are_asked_to_run_outside(tmp_path, fake, backend):
+    """`.git` is read-only to the agent's shell. Under bubblewrap its `git commit` runs in
+    the git lane (a one-shot sandbox where `.git` is writable but what git runs or trusts):
+    no question. Under Landlock (no lane) it fails on the sandbox, and the user is asked to
+    run it outside, where it works when approved."""
     root = init_git(tmp_path / "ws", {"app.py": APP})
     (root / "app.py").write_text(APP + "\n# more\n")
     commit = "git add app.py && git -c user.name=a -c user.email=a@b commit -qm agent-commit"
     async with server(root, fake, backend) as s:
         s.answer_question = lambda p: None
         (denied,) = await agent_runs(s, fake, commit)
+        if backend == "bwrap":
+            assert s.questions == [] and "exit code: 0" in denied, denied
+            assert _git(root, "log", "--format=%s").splitlines()[0] == "agent-commit"
+            return
         assert len(s.questions) == 1 and commit in s.questions[0].message
         assert "did not approve" in denied, denied
         assert ".git, " in denied and "read-only" in denied, denied  # the model is told why

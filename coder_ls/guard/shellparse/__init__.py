@@ -26,7 +26,7 @@ from coder_ls.guard.shellparse.model import (
     ParsedLine,
     Redirect,
 )
-from coder_ls.guard.shellparse.walk import parse
+from coder_ls.guard.shellparse.walk import parse, syntax
 
 __all__ = [
     "DECODERS",
@@ -39,4 +39,5 @@ __all__ = [
     "ParsedLine",
     "Redirect",
     "parse",
+    "syntax",
 ]

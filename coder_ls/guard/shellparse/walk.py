@@ -111,6 +111,25 @@ def parse(
         return ParsedLine(text, False, tuple(s.commands), tuple(s.redirects), tuple(s.functions), (why,))
 
 
+def syntax(text: str) -> list[tuple[str, bool, str, str]]:
+    """Every node of the line's syntax tree in document order, as (type, named, text, the
+    parent's type): for a
+    caller that accepts only a few shapes of line (the git lane: no assignment, loop or
+    arithmetic that `ParsedLine` does not show). The line is not walked, nested scripts are
+    not parsed; an error node is there as `ERROR`."""
+    data = text.encode("utf-8", "surrogatepass")
+    tree = _parser().parse(data)
+    out: list[tuple[str, bool, str, str]] = []
+    stack: list[tuple[Any, str]] = [(tree.root_node, "")]
+    while stack:
+        node, parent = stack.pop()
+        kind = "ERROR" if node.is_missing else node.type
+        text = data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+        out.append((kind, node.is_named, text, parent))
+        stack.extend((child, node.type) for child in reversed(node.children))
+    return out
+
+
 class _TooMany(Exception):
     pass
 
