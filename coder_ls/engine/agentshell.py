@@ -165,9 +165,10 @@ class AgentShell:
             if box is not None and box.backend == "landlock":
                 await self._landlock_grants(shell, box)
             if self._killed:  # the watch killed it since the last command
+                await shell.restart()  # reaped before the next one starts
                 note += PIN_CHANGED.format(path=self._killed, during="")
                 self._killed = None
-            elif self._guard is not None and shell.pid is not None and (path := self._guard.changed()):
+            elif self._guard is not None and shell.pid is not None and (path := self._guard.changed(shell.pid)):
                 await shell.restart()  # the next bash starts with its pins laid anew
                 note += PIN_CHANGED.format(path=path, during="")
             if note:
@@ -180,6 +181,7 @@ class AgentShell:
                 killed, self._killed = self._killed, None
                 self._schedule_idle()
             if killed:
+                await shell.restart()  # reaped now: the next command starts a new one, pins laid anew
                 after = PIN_CHANGED.format(path=killed, during=" while this command ran").replace(
                     "; this command runs in a new one", "; the next command runs in a new one"
                 )
@@ -250,11 +252,12 @@ class AgentShell:
             self._idle.cancel()
             self._idle = None
 
-    def _schedule_idle(self, delay: float = IDLE_SECONDS) -> None:
+    def _schedule_idle(self, delay: float | None = None) -> None:
         self._cancel_idle()
         if self._closed or self._guard is None or self._guard.layout is None:
             return  # nothing held: nothing to put away
-        self._idle = asyncio.get_running_loop().call_later(delay, self._idle_due)
+        wait = IDLE_SECONDS if delay is None else delay
+        self._idle = asyncio.get_running_loop().call_later(wait, self._idle_due)
 
     def _idle_due(self) -> None:
         self._idle = None

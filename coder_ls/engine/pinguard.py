@@ -74,11 +74,16 @@ class PinGuard:
             holder.release(layout.placeholders)
         return None
 
-    def changed(self) -> str | None:
-        """What changed since `arm` (seen by the watch, or found now), or None."""
+    def changed(self, pid: int | None = None) -> str | None:
+        """What changed since `arm`, or None: seen by the watch, or found now, by identity
+        and, when `pid` (the sandbox's bubblewrap) is given, by the mounts still in place in
+        the sandbox itself."""
         if self.layout is None:
             return None
-        return self.fired or self.layout.changed()
+        if found := self.fired or self.layout.changed():
+            return found
+        mountinfo = _mountinfo(pid) if pid is not None else None
+        return self.layout.detached(mountinfo) if mountinfo is not None else None
 
     def disarm(self) -> None:
         """Stop watching; give the placeholders back."""
@@ -97,3 +102,16 @@ class PinGuard:
         if layout.placeholders:
             with contextlib.suppress(OSError):
                 pins.registry(lifetime.run_dir() / pins.RECORD).release(layout.placeholders)
+
+
+def _mountinfo(pid: int) -> bytes | None:
+    """The mount table of the sandbox bubblewrap `pid` made (its first child lives in it)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            children = f.read().split()
+        if not children:
+            return None
+        with open(f"/proc/{int(children[0])}/mountinfo", "rb") as f:
+            return f.read()
+    except (OSError, ValueError):
+        return None

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import stat
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
@@ -51,6 +52,7 @@ class Held(msgspec.Struct, frozen=True):
     path: str
     dev: int
     ino: int
+    kind: int  # S_IFMT: a placeholder folder removed and a file made in its place may reuse the inode
 
 
 class Layout(msgspec.Struct, frozen=True):
@@ -75,17 +77,32 @@ class Layout(msgspec.Struct, frozen=True):
                 st = os.lstat(h.path)
             except OSError:
                 return h.path
-            if (st.st_dev, st.st_ino) != (h.dev, h.ino):
+            if (st.st_dev, st.st_ino, stat.S_IFMT(st.st_mode)) != (h.dev, h.ino, h.kind):
                 return h.path
         return None
+
+    def detached(self, mountinfo: bytes) -> str | None:
+        """The first held entry with no mount on it in a sandbox's `/proc/<pid>/mountinfo`
+        (the kernel dropped it: the entry was replaced or removed outside), or None. Unlike
+        `changed`, blind to nothing: not even to an inode number used again."""
+        points = {_unescape(line.split(b" ")[4]) for line in mountinfo.splitlines() if line.count(b" ") > 4}
+        for h in self.held:
+            if os.fsencode(h.path) not in points:
+                return h.path
+        return None
+
+
+def _unescape(field: bytes) -> bytes:
+    """A mountinfo path: space, tab, newline and backslash come as octal escapes."""
+    return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), field)
 
 
 def _hold(path: Path) -> Held:
     try:
         st = os.lstat(path)
     except OSError:
-        return Held(str(path), -1, -1)  # gone already: `changed` says so at once
-    return Held(str(path), st.st_dev, st.st_ino)
+        return Held(str(path), -1, -1, -1)  # gone already: `changed` says so at once
+    return Held(str(path), st.st_dev, st.st_ino, stat.S_IFMT(st.st_mode))
 
 
 def _between(top: Path, folder: Path) -> list[Path]:
