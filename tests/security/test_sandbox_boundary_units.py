@@ -15,7 +15,6 @@ import pytest
 
 from coder_ls.agent.policy import Grant, SessionGrants, decide
 from coder_ls.guard import landlock, lifetime, pins, protected, sandbox
-from coder_ls.guard.sandbox import WRITABLE_DEVICE_DIRS
 from coder_ls.protocol.config import Config, Rule
 
 
@@ -60,7 +59,8 @@ def test_grants_leave_out_protected_names_existing_or_not_and_links(root, tmp_pa
     (root / ".vscode").symlink_to(root / "src" / "deep")  # a protected name linked into the workspace
     dirs, files = sandbox.landlock_grants(_box(root, tmp_path))
     granted = {Path(p).relative_to(root).as_posix() for p in (*dirs, *files) if Path(p).is_relative_to(root)}
-    # the root itself is not granted: nothing can be created at the top (.mcp.json, .envrc)
+    # Landlock cannot take a sub-path back out of a granted one: the root itself is not granted,
+    # so nothing can be created at its top (.mcp.json, .envrc); bubblewrap: test_sandbox_pins.py
     assert granted == {"README.md", "sub", "src/a.py"}, granted
     assert sandbox.writable(_box(root, tmp_path, mode="read-only")) == []
 
