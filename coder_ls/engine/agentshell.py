@@ -168,7 +168,7 @@ class AgentShell:
                 await shell.restart()  # reaped before the next one starts
                 note += PIN_CHANGED.format(path=self._killed, during="")
                 self._killed = None
-            elif self._guard is not None and shell.pid is not None and (path := self._guard.changed(shell.pid)):
+            elif self._guard is not None and shell.pid is not None and (path := self._guard.changed()):
                 await shell.restart()  # the next bash starts with its pins laid anew
                 note += PIN_CHANGED.format(path=path, during="")
             if note:
@@ -178,6 +178,10 @@ class AgentShell:
                     command, on_output=on_output, timeout=timeout, max_output_bytes=max_output_bytes, hide_env=hide_env
                 )
             finally:
+                if not self._killed and self._guard is not None and (pid := shell.pid) is not None:
+                    if missing := self._guard.watch_mounts(pid):  # once a shell: its mounts are all laid now
+                        shell.kill_now()
+                        self._killed = missing
                 killed, self._killed = self._killed, None
                 self._schedule_idle()
             if killed:

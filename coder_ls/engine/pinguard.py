@@ -1,4 +1,4 @@
-"""The pins of the agent's running sandboxed shell: its layout, its placeholders, its watch.
+"""The pins of the agent's running sandboxed shell: its layout, its placeholders, its watches.
 
 bubblewrap binds each writable root whole and holds the protected paths with read-only
 mounts over it (`guard/pins.py`). A mount sits on one directory entry, and the kernel
@@ -9,8 +9,14 @@ life of one shell:
 - `arm` makes the layout (the placeholders it needs taken from the server's registry), then
   watches the folders that hold its entries (`guard/inotify.py`), then checks that nothing
   changed in between; a change seen by the watch calls `on_change` at once (the agent's
-  shell kills the sandbox's process group there), and `changed` says so before each command,
-  with one `lstat` a held entry besides;
+  shell kills the sandbox's process group there), and `changed` says so before each
+  command, with one `lstat` a held entry besides;
+- `watch_mounts`, once the shell's first command is done (bubblewrap has laid every mount
+  by then), checks the sandbox's own mount table and keeps it open: the kernel wakes a
+  poller of `/proc/<pid>/mountinfo` whenever a mount of that namespace comes or goes, so a
+  pin detached by any route (renamed away and back, an inode number used again, a network
+  filesystem's revalidation), which the names and identities could miss, calls
+  `on_change` too, at no cost per command;
 - `disarm` stops watching and gives the placeholders back (removed when no other shell of
   this server uses them).
 
@@ -22,6 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import select
 from collections.abc import Callable
 
 from coder_ls.guard import lifetime, pins, sandbox
@@ -35,6 +43,7 @@ class PinGuard:
         self._on_change = on_change
         self.layout: pins.Layout | None = None
         self._watch: NameWatch | None = None
+        self._mounts: _MountWatch | None = None
         self.fired: str | None = None  # what the watch saw change since `arm`
 
     def _fire(self, path: str) -> None:
@@ -74,16 +83,32 @@ class PinGuard:
             holder.release(layout.placeholders)
         return None
 
-    def changed(self, pid: int | None = None) -> str | None:
-        """What changed since `arm`, or None: seen by the watch, or found now, by identity
-        and, when `pid` (the sandbox's bubblewrap) is given, by the mounts still in place in
-        the sandbox itself."""
+    def changed(self) -> str | None:
+        """What changed since `arm` (seen by a watch, or found now by identity), or None."""
         if self.layout is None:
             return None
-        if found := self.fired or self.layout.changed():
-            return found
-        mountinfo = _mountinfo(pid) if pid is not None else None
-        return self.layout.detached(mountinfo) if mountinfo is not None else None
+        return self.fired or self.layout.changed()
+
+    def watch_mounts(self, pid: int) -> str | None:
+        """Watch the mount table of the sandbox bubblewrap `pid` made (once per shell, after
+        its first command); a held entry it lacks already, or None."""
+        if self.layout is None or (self._mounts is not None and self._mounts.pid == pid):
+            return None
+        self._close_mounts()
+        try:
+            watch = _MountWatch(asyncio.get_running_loop(), pid, self._mount_event)
+        except (OSError, ValueError, RuntimeError):
+            return None  # no /proc, or the sandbox is gone: the other two checks remain
+        self._mounts = watch
+        return self.layout.detached(watch.table)
+
+    def _mount_event(self) -> None:
+        watch, layout = self._mounts, self.layout
+        if watch is None or layout is None:
+            return
+        table = watch.read()
+        if table is not None and (path := layout.detached(table)):
+            self._fire(path)
 
     def disarm(self) -> None:
         """Stop watching; give the placeholders back."""
@@ -96,6 +121,12 @@ class PinGuard:
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.close()
+        self._close_mounts()
+
+    def _close_mounts(self) -> None:
+        mounts, self._mounts = self._mounts, None
+        if mounts is not None:
+            mounts.close()
 
     @staticmethod
     def _release(layout: pins.Layout) -> None:
@@ -104,14 +135,49 @@ class PinGuard:
                 pins.registry(lifetime.run_dir() / pins.RECORD).release(layout.placeholders)
 
 
-def _mountinfo(pid: int) -> bytes | None:
-    """The mount table of the sandbox bubblewrap `pid` made (its first child lives in it)."""
-    try:
+class _MountWatch:
+    """`/proc/<init>/mountinfo` of a sandbox, polled: the kernel marks it (EPOLLPRI) when a
+    mount of that namespace comes or goes. The open file holds the namespace, so its end
+    (the sandbox killed) never reads as a change."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, pid: int, on_event: Callable[[], None]) -> None:
         with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
-            children = f.read().split()
-        if not children:
+            init = int(f.read().split()[0])  # bubblewrap's child lives in the sandbox
+        self.pid = pid
+        self._loop = loop
+        self._fd = os.open(f"/proc/{init}/mountinfo", os.O_RDONLY | os.O_CLOEXEC)
+        self._poll = select.epoll()
+        try:
+            self.table = self._read()
+            self._poll.register(self._fd, select.EPOLLPRI | select.EPOLLERR)
+            loop.add_reader(self._poll.fileno(), self._ready, on_event)
+        except BaseException:
+            self.close()
+            raise
+
+    def _read(self) -> bytes:
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(self._fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def read(self) -> bytes | None:
+        try:
+            return self._read()
+        except OSError:
             return None
-        with open(f"/proc/{int(children[0])}/mountinfo", "rb") as f:
-            return f.read()
-    except (OSError, ValueError):
-        return None
+
+    def _ready(self, on_event: Callable[[], None]) -> None:
+        # The kernel's poll of mountinfo reports a change once, to whichever poll asks first:
+        # the loop's own epoll, looking through ours, may have taken it. So any wake-up is
+        # a change to look at (the table is read and checked: cheap, and idempotent).
+        self._poll.poll(0)
+        on_event()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._loop.remove_reader(self._poll.fileno())
+        self._poll.close()
+        with contextlib.suppress(OSError):
+            os.close(self._fd)

@@ -267,6 +267,25 @@ async def test_a_pin_changed_between_commands_is_seen_before_the_next(agent: Age
     assert (root / ".envrc").read_text() == "user\n"
 
 
+async def test_a_pin_detached_unseen_by_the_names_watch_is_seen_in_the_sandboxs_mount_table(agent: Agent) -> None:
+    """With the names' watch gone (as if its event were lost), a pin the kernel detached still
+    kills the sandbox at once, with no command: its own mount table says so."""
+    root = agent.root
+    target = root / ".pre-commit-config.yaml"
+    target.write_text("repos: []\n")
+    await agent.ok("export KEEP=1; (sleep 300 &)")
+    guard = agent.shell._guard
+    assert guard is not None and guard._watch is not None
+    guard._watch.close()
+    guard._watch = None
+    (root / ".save").write_text("repos: [] # user\n")
+    latency = await _death(agent, lambda: os.rename(root / ".save", target))
+    print(f"\nhost rename over a pin, names unwatched -> sandbox dead (mount table): {latency * 1000:.2f} ms")
+    out = await agent('echo "k=$KEEP"; echo pwn >> .pre-commit-config.yaml')
+    assert "changed outside the sandbox" in out.output and "k=1" in out.output, out.output
+    assert target.read_text() == "repos: [] # user\n"
+
+
 async def test_a_busy_job_racing_a_host_side_replacement(agent: Agent) -> None:
     """The window the watch cannot close: a job that retries a write in a loop gets through
     during the kill's latency if it is lucky. Measured and printed (docs/security.md)."""
