@@ -5,13 +5,13 @@ A name here is protected wherever it appears in a path the agent's file tools wr
 nested `.envrc` runs when a shell enters its folder, a nested `.git` is a repository). The
 sandbox holds them at the workspace's top (existing or not: a missing `.mcp.json` cannot be
 created) and, for `.git`, the whole directory or file (config, hooks, `commondir`,
-`info/attributes`, the index: git's own writes from the sandbox fail and are asked about).
+`info/attributes`, the index).
 
-`writable_parts` is how both backends grant a directory except some paths beneath it:
-neither a bind mount nor Landlock can take a sub-path back out of a writable one, so the
-directory is granted child by child, and only the children on the way to a kept-out path are
-split further. The cost: no new entry can be created directly in a split directory (the
-workspace's top), and its entries cannot be renamed or removed.
+`writable_parts` is how a directory is granted except some paths beneath it where nothing
+can hold a path out of a writable one (Landlock, always; bubblewrap where a pin is not safe,
+`guard/pins.py`): the directory is granted child by child, and only the children on the way
+to a kept-out path are split further. The cost: no new entry can be created directly in a
+split directory, and its entries cannot be renamed or removed.
 
 The user's home has its own list (`HOME_PROTECTED`: the shell's startup files, `~/.ssh`,
 `~/.gitconfig`, `~/.local/bin`, ...): what the user's shell, ssh, git and editor later run
