@@ -20,7 +20,6 @@ covers only the exact command it names.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shlex
 from collections.abc import Callable, Collection, Sequence
@@ -40,8 +39,7 @@ from coder_ls.agent.grantscope import program_name as _program
 from coder_ls.agent.grantscope import skip_assignments as _skip_assignments
 from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
 from coder_ls.globs import glob_match
-from coder_ls.guard.protected import protected_name
-from coder_ls.guard.protected import reason as protected_why
+from coder_ls.guard.protected import protected_name, protected_reason_for
 from coder_ls.guard.shellparse import INTERPRETERS, Command, ParsedLine, parse
 from coder_ls.guard.shellparse.indirect import GIT_BUILTINS, code_strings, git_subcommand, is_interpreter
 from coder_ls.protocol.actions import ToolGrant
@@ -312,9 +310,8 @@ def protected_reason(tool: str, input: Any, root: Path) -> str | None:
     real = Path(os.path.realpath(lexical))
     real_root = root.resolve()
     for path, top in ((real, real_root), (lexical, Path(os.path.abspath(root)))):
-        with contextlib.suppress(ValueError):
-            if name := protected_name(path.relative_to(top).parts):
-                return protected_why(name)
+        if why := protected_reason_for(path, top):
+            return why
     return None
 
 

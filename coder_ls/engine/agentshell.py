@@ -13,6 +13,16 @@ and a new one starts in the same working directory with a fresh environment. A c
 the user lets run outside the sandbox (`run_outside`) gets a one-off unsandboxed shell in
 the agent's working directory and the server's environment: not the agent's exports,
 which a sandboxed command chose.
+
+Under bubblewrap the workspace is writable whole and the protected paths are held by pins
+(`guard/pins.py`), which a process outside can undo by replacing a pinned entry: the
+shell's `PinGuard` (`engine/pinguard.py`) kills the sandbox the moment its watch sees that,
+and each command checks the pins again first; the next command runs in a new shell (cwd
+and exports kept). `put_away` closes the shell and removes its placeholders (before the
+server itself writes a protected path); so does an idle shell (`IDLE_SECONDS` without a
+command, no job of its own alive, the session not in a turn), and the next call starts it
+again. Under Landlock the workspace is granted entry by entry when the shell starts, so a
+new top-level entry restarts it (`_landlock_grants`).
 """
 
 from __future__ import annotations
@@ -30,23 +40,40 @@ import msgspec
 from coder_ls.protocol.config import SandboxConfig
 
 if TYPE_CHECKING:  # imported when the shell is first used: a session's first request needs none
+    from coder_ls.engine.pinguard import PinGuard
     from coder_ls.engine.shell import PersistentShell, ShellResult
-    from coder_ls.guard import sandbox
+    from coder_ls.guard import pins, sandbox
 
 RESTARTED = "[the sandbox settings changed: the agent's shell was restarted; exported variables were reset]\n"
+PIN_CHANGED = (
+    "[{path} changed outside the sandbox, which undoes the sandbox's hold on it: the agent's shell was "
+    "stopped{during}; this command runs in a new one (cwd and exported variables kept)]\n"
+)
+# An unused shell is put away (closed, its placeholders removed) after this long.
+IDLE_SECONDS = 60.0
+# ... and looked at again this often while a job of its own or the session's turn goes on.
+IDLE_RECHECK_SECONDS = 5.0
 
 
 class AgentShell:
-    def __init__(self, root: Path, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, root: Path, *, env: Mapping[str, str] | None = None, busy: Callable[[], bool] | None = None
+    ) -> None:
+        """`busy`: whether the session is in a turn (no idle put-away then)."""
         self._root = Path(root).absolute()
         self._env = env
+        self._busy = busy
         self._shell: PersistentShell | None = None
         self._tmp: Path | None = None  # the sandbox's /tmp, one per session
         self._lock = asyncio.Lock()
         self._closed = False
-        self._grants: tuple[int, int, object] | None = None  # what the shell was given (see `run`)
+        self._grants: tuple[int, int, object] | None = None  # Landlock: what the shell was given
         self._private: tuple[str, ...] | None = None  # `sandbox.server_dirs()`, once per session
         self._box: tuple[SandboxConfig, sandbox.Sandbox] | None = None  # the last one resolved
+        self._guard: PinGuard | None = None  # the pins of the running bwrap shell
+        self._killed: str | None = None  # what the watch saw, while a command ran
+        self._idle: asyncio.TimerHandle | None = None
+        self._idle_task: asyncio.Task[None] | None = None
 
     @property
     def cwd(self) -> Path:
@@ -83,6 +110,32 @@ class AgentShell:
         self._box = (config, box) if box is not None and complete else None
         return box
 
+    @property
+    def layout(self) -> pins.Layout | None:
+        """The mounts of the running bwrap shell's writable roots (for one-shot sandboxes
+        that need the same walls), or None."""
+        return self._guard.layout if self._guard is not None else None
+
+    def _wrap(self, argv: list[str]) -> list[str]:
+        """The running shell's sandbox around `argv`: its pins laid and watched anew."""
+        from coder_ls.engine.pinguard import PinGuard
+        from coder_ls.guard import sandbox
+
+        shell = self._shell
+        assert shell is not None and shell.box is not None
+        if shell.box.backend != "bwrap" or shell.box.mode != "workspace-write":
+            return sandbox.wrap(shell.box, argv)
+        if self._guard is None:
+            self._guard = PinGuard(self._on_pin_change)
+        return sandbox.wrap(shell.box, argv, mounts=self._guard.arm(shell.box))
+
+    def _on_pin_change(self, path: str) -> None:
+        """The watch saw a held entry change: the sandbox dies now, before anything in it can
+        use the name the kernel just freed."""
+        if self._shell is not None and self._guard is not None and self._guard.layout is not None:
+            self._shell.kill_now()
+            self._killed = self._killed or path
+
     async def run(
         self,
         command: str,
@@ -97,7 +150,6 @@ class AgentShell:
         writes runs once in the git lane instead (`engine/gitlane.py`)."""
         from coder_ls.engine import gitlane
         from coder_ls.engine.redactshell import RedactingShell
-        from coder_ls.guard import sandbox
 
         if box is not None and (lane := gitlane.route(command, self._root, self.cwd, box)) is not None:
             async with self._lock:
@@ -117,32 +169,62 @@ class AgentShell:
         async with self._lock:
             if self._closed:
                 raise RuntimeError("the shell is closed")
+            self._cancel_idle()
             note = ""
             shell = self._shell
             if shell is not None and shell.box != box:
-                await shell.close()
+                await self._stop(shell)
                 shell, note, self._grants = None, RESTARTED, None
             if shell is None:
-                shell = self._shell = RedactingShell(self._root, env=self._env, box=box, cwd=self.cwd)
-            if box is not None:
-                # Both backends grant the workspace entry by entry around the protected paths
-                # (`guard/protected.py`) when the shell starts: a top-level entry made since
-                # (by the file tools, the user) is writable only from a shell started after it
-                # appeared. The top's mtime says when the entries changed; the grants are
-                # computed again only then, and a change restarts the shell (same cwd, its
-                # exports replayed).
-                st = os.stat(self._root)
-                if self._grants is None or self._grants[:2] != (st.st_mtime_ns, st.st_ino):
-                    grants = sandbox.writable(box)
-                    if self._grants is not None and self._grants[2] != grants:
-                        await shell.restart()
-                    self._grants = (st.st_mtime_ns, st.st_ino, grants)
+                shell = self._shell = RedactingShell(
+                    self._root, env=self._env, box=box, cwd=self.cwd, wrap=self._wrap if box is not None else None
+                )
+            if box is not None and box.backend == "landlock":
+                await self._landlock_grants(shell, box)
+            if self._killed:  # the watch killed it since the last command
+                await shell.restart()  # reaped before the next one starts
+                note += PIN_CHANGED.format(path=self._killed, during="")
+                self._killed = None
+            elif self._guard is not None and shell.pid is not None and (path := self._guard.changed()):
+                await shell.restart()  # the next bash starts with its pins laid anew
+                note += PIN_CHANGED.format(path=path, during="")
             if note:
                 on_output(note)
-            result = await shell.run(
-                command, on_output=on_output, timeout=timeout, max_output_bytes=max_output_bytes, hide_env=hide_env
-            )
+            try:
+                result = await shell.run(
+                    command, on_output=on_output, timeout=timeout, max_output_bytes=max_output_bytes, hide_env=hide_env
+                )
+            finally:
+                if not self._killed and self._guard is not None and (pid := shell.pid) is not None:
+                    if missing := self._guard.watch_mounts(pid):  # once a shell: its mounts are all laid now
+                        shell.kill_now()
+                        self._killed = missing
+                killed, self._killed = self._killed, None
+                self._schedule_idle()
+            if killed:
+                await shell.restart()  # reaped now: the next command starts a new one, pins laid anew
+                after = PIN_CHANGED.format(path=killed, during=" while this command ran").replace(
+                    "; this command runs in a new one", "; the next command runs in a new one"
+                )
+                on_output(after)
+                note += after
         return msgspec.structs.replace(result, output=note + result.output) if note else result
+
+    async def _landlock_grants(self, shell: PersistentShell, box: sandbox.Sandbox) -> None:
+        """Landlock grants the workspace entry by entry around the protected paths
+        (`guard/protected.py`) when the shell starts: a top-level entry made since (by the
+        file tools, the user) is writable only from a shell started after it appeared. The
+        top's mtime says when the entries changed; the grants are computed again only then,
+        and a change restarts the shell (same cwd, its exports replayed). bubblewrap binds
+        the top whole: the agent's own new entries never restart it (nor kill its jobs)."""
+        from coder_ls.guard import sandbox
+
+        st = os.stat(self._root)
+        if self._grants is None or self._grants[:2] != (st.st_mtime_ns, st.st_ino):
+            grants = sandbox.writable(box)
+            if self._grants is not None and self._grants[2] != grants:
+                await shell.restart()
+            self._grants = (st.st_mtime_ns, st.st_ino, grants)
 
     async def run_outside(
         self,
@@ -164,10 +246,80 @@ class AgentShell:
         finally:
             await one.close()
 
+    async def _stop(self, shell: PersistentShell) -> None:
+        await shell.close()
+        if self._guard is not None:
+            self._guard.disarm()
+
+    async def put_away(self) -> None:
+        """Close the shell (its jobs with it) and remove its placeholders, at once; the next
+        call starts it again in the same cwd with the same exports. The server calls this
+        before it writes a protected path itself, so that its own write never undoes a pin
+        under a living sandbox."""
+        self._cancel_idle()
+        if self._shell is not None:
+            self._shell.kill_now()
+        async with self._lock:
+            await self._put_away()
+
+    async def _put_away(self) -> None:
+        if self._shell is not None:
+            await self._shell.restart()
+        if self._guard is not None:
+            self._guard.disarm()
+
+    def _cancel_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def _schedule_idle(self, delay: float | None = None) -> None:
+        self._cancel_idle()
+        if self._closed or self._guard is None or self._guard.layout is None:
+            return  # nothing held: nothing to put away
+        wait = IDLE_SECONDS if delay is None else delay
+        self._idle = asyncio.get_running_loop().call_later(wait, self._idle_due)
+
+    def _idle_due(self) -> None:
+        self._idle = None
+        self._idle_task = asyncio.ensure_future(self._idle_check())
+
+    async def _idle_check(self) -> None:
+        if self._closed or self._lock.locked():
+            return  # a command runs: its end schedules the next check
+        if (self._busy is not None and self._busy()) or self._jobs_alive():
+            self._schedule_idle(IDLE_RECHECK_SECONDS)
+            return
+        async with self._lock:
+            await self._put_away()
+
+    def _jobs_alive(self) -> bool:
+        """Whether anything but the loop's bash lives in the sandbox (bubblewrap's own init
+        aside): a background job, `setsid` or not, which an idle put-away must not kill."""
+        from coder_ls.guard import lifetime
+
+        pid = self._shell.pid if self._shell is not None else None
+        if pid is None:
+            return False
+        live = [p for p in lifetime.descendants(pid) if not _zombie(p)]
+        return len(live) > 2  # bwrap's init, the loop's bash
+
     async def close(self) -> None:
-        """Kill the shell and its background jobs; remove the sandbox's /tmp."""
+        """Kill the shell and its background jobs; remove the sandbox's /tmp and the placeholders."""
         self._closed = True
+        self._cancel_idle()
         if self._shell is not None:
             await self._shell.close()
+        if self._guard is not None:
+            self._guard.disarm()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return True
+    return data[data.rfind(b")") + 2 : data.rfind(b")") + 3] in (b"Z", b"X")

@@ -29,7 +29,7 @@ import msgspec
 
 from coder_ls.engine.redactshell import RedactingShell
 from coder_ls.engine.shell import ShellResult
-from coder_ls.guard import gitlane, sandbox
+from coder_ls.guard import gitlane, lifetime, pins, sandbox
 from coder_ls.guard.gitlane import Lane
 
 # Taken from the server's environment: they would point git at another repository.
@@ -104,13 +104,23 @@ async def run(
         if isinstance(exc, OSError):  # the server cannot write .git itself: git could not either
             return _failed(lane, f"could not prepare {lane.gitdir}: {exc}", on_output)
         raise
-    shell = _LaneShell(Path(lane.root), env=environment, box=box, cwd=Path(lane.cwd), extra_args=held.args)
+    # The agent shell's layout (the top writable whole, pins, placeholders held for this run:
+    # a lane may be the session's first command), then the lane's own mounts over `.git`.
+    holder = _holder()
+    layout = sandbox.layout(box, holder)
+
+    def wrap(argv: list[str]) -> list[str]:
+        return sandbox.wrap(box, argv, extra_args=held.args, mounts=layout if holder is not None else None)
+
+    shell = _LaneShell(Path(lane.root), env=environment, box=box, cwd=Path(lane.cwd), wrap=wrap)
     try:
         result = await shell.run(
             command, on_output=on_output, timeout=timeout, max_output_bytes=max_output_bytes, hide_env=hide_env
         )
     finally:  # shielded: a second cancel must not leave the placeholders half handled
         moved, gone = await asyncio.shield(asyncio.ensure_future(_finish(shell, held, lock)))
+        if holder is not None and layout.placeholders:
+            holder.release(layout.placeholders)
     notes: list[str] = []
     if moved:
         notes.append("[git lane: git internals that appeared during the run were moved out: " + ", ".join(moved) + "]")
@@ -124,6 +134,15 @@ async def run(
         on_output(text)
         output += text
     return msgspec.structs.replace(result, output=output, cwd=lane.cwd)
+
+
+def _holder() -> pins.Placeholders | None:
+    """The server's placeholder registry (shared with the agent shells), or None when the run
+    directory cannot hold it: the layout is then split, as Landlock's is."""
+    try:
+        return pins.registry(lifetime.run_dir() / pins.RECORD)
+    except OSError:
+        return None
 
 
 def _failed(lane: Lane, why: str, on_output: Callable[[str], None]) -> ShellResult:

@@ -115,7 +115,8 @@ class Session:
         if self._agent_shell is None:
             from coder_ls.engine.agentshell import AgentShell
 
-            self._agent_shell = AgentShell(self.root)
+            # in a turn (or with one queued) the shell is never put away for being idle
+            self._agent_shell = AgentShell(self.root, busy=lambda: not self.idle)
         return self._agent_shell
 
     @property

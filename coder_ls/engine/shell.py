@@ -317,7 +317,9 @@ class PersistentShell:
     `env`: the base environment (default: ours, secrets removed) of the first bash.
     `box`: the sandbox every command of this shell runs in (None: none).
     `cwd`: where the first command starts (default: `root`).
-    `extra_args`: bubblewrap mounts over the box's layout (`sandbox.wrap`; the git lane's).
+    `wrap`: builds the sandbox's command line around the bash each time one starts (the
+    agent's shell lays out its pins then; the git lane adds its own mounts); default
+    `sandbox.wrap(box, ...)`.
     """
 
     def __init__(
@@ -327,14 +329,15 @@ class PersistentShell:
         env: Mapping[str, str] | None = None,
         box: sandbox.Sandbox | None = None,
         cwd: Path | None = None,
-        extra_args: Sequence[str] = (),
+        wrap: Callable[[list[str]], list[str]] | None = None,
     ) -> None:
         self._root = Path(root).absolute()
         self._root_real = self._root.resolve()
         forced = {**_FORCED_ENV, **(sandbox.forced_env(box) if box is not None else {})}
         self._base_env = child_env(base=env, drop=_DROPPED_ENV, set_=forced)
         self.box = box
-        self._extra_args = tuple(extra_args)
+        self._wrap = wrap
+        self._kill_spawning = False  # `kill_now` came while a bash was being started
         self._cwd = cwd if cwd is not None and self._inside(cwd) else self._root
         self._move = False  # the next command first `cd`s to `_cwd` (it was reset)
         self._exports: bytes | None = None  # `export -p` after the last command that finished
@@ -383,8 +386,9 @@ class PersistentShell:
 
     async def _spawn(self, start: Path) -> _Job:
         argv = [BASH, "--noprofile", "--norc", "-c", _LOOP, "coder-shell"]
+        self._kill_spawning = False
         if self.box is not None:
-            argv = sandbox.wrap(self.box, argv, extra_args=self._extra_args)
+            argv = self._wrap(argv) if self._wrap is not None else sandbox.wrap(self.box, argv)
         loop = asyncio.get_running_loop()
         transport, proto = await loop.subprocess_exec(
             lambda: _Proto(loop),
@@ -397,7 +401,10 @@ class PersistentShell:
             env={} if self._exports is not None else self._base_env,
             start_new_session=True,
         )
-        return _Job(transport, proto)
+        job = _Job(transport, proto)
+        if self._kill_spawning:  # told to die while it was starting
+            job.kill()
+        return job
 
     def _forget(self, job: _Job) -> None:
         """A shell that has exited: keep its group while background jobs may still run."""
@@ -503,6 +510,14 @@ class PersistentShell:
                 timed_out=timed_out,
                 cwd=str(self._cwd),
             )
+
+    def kill_now(self) -> None:
+        """SIGKILL the running bash's group at once, from a callback (no waiting): a running
+        command ends as after a crash, and the next one starts a new bash. A bash being
+        started right now is killed as soon as it exists."""
+        self._kill_spawning = True
+        if self._job is not None and self._job.alive:
+            self._job.kill()
 
     async def restart(self) -> None:
         """End the bash (its group with it); the next command starts a new one in the same

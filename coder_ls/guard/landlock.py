@@ -17,8 +17,9 @@ restrict, it says why and exits 126: a command never runs unrestricted by accide
 
 Landlock only grants; it cannot take a subpath back out of a granted directory. So
 `sandbox.py` grants the workspace entry by entry around the protected paths
-(`protected.writable_parts`, the same parts bubblewrap binds): see docs/security.md for
-what that costs (no new top-level entries, no git writes).
+(`protected.writable_parts`; bubblewrap binds it whole and pins them, `guard/pins.py`): see
+docs/security.md for what that costs here (no new top-level entries, no git writes, a
+restart of the agent's shell on a new top-level entry).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ in `$XDG_RUNTIME_DIR` when it is a private directory of ours, else in the user's
 state directory: never in `/dev/shm` or `/tmp`, which a sandboxed command may be
 able to write (Landlock grants `/dev/shm`). `sweep` removes it; directories left
 by servers that died without sweeping are removed by `remove_stale_run_dirs` at
-start. `on_signals` makes SIGTERM, SIGHUP and SIGINT sweep too.
+start, and so are the placeholders such a server left in a workspace (`guard/pins.py`
+records them there). `on_signals` makes SIGTERM, SIGHUP and SIGINT sweep too.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ def remove_stale_run_dirs() -> int:
                 if not m or int(m.group(1)) != os.getuid() or int(m.group(2)) == os.getpid():
                     continue
                 if not _alive(int(m.group(2))) and _private(Path(entry.path)):
+                    _remove_placeholders(Path(entry.path))
                     shutil.rmtree(entry.path, ignore_errors=True)
                     removed += 1
     return removed
@@ -170,7 +172,16 @@ def sweep() -> None:
     kill_descendants()
     path = run_parent() / f"coder-ls-{os.getuid()}-{os.getpid()}"
     if _private(path):
+        _remove_placeholders(path)
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _remove_placeholders(run: Path) -> None:
+    """The empty folders a server made in a workspace to hold absent protected names
+    (`guard/pins.py`), which it recorded in its run directory: removed with it."""
+    from coder_ls.guard import pins  # only when there is a run directory to clean
+
+    pins.remove_recorded(run / pins.RECORD)
 
 
 SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)

@@ -5,22 +5,32 @@ A name here is protected wherever it appears in a path the agent's file tools wr
 nested `.envrc` runs when a shell enters its folder, a nested `.git` is a repository). The
 sandbox holds them at the workspace's top (existing or not: a missing `.mcp.json` cannot be
 created) and, for `.git`, the whole directory or file (config, hooks, `commondir`,
-`info/attributes`, the index: git's own writes from the sandbox fail and are asked about).
+`info/attributes`, the index).
 
-`writable_parts` is how both backends grant a directory except some paths beneath it:
-neither a bind mount nor Landlock can take a sub-path back out of a writable one, so the
-directory is granted child by child, and only the children on the way to a kept-out path are
-split further. The cost: no new entry can be created directly in a split directory (the
-workspace's top), and its entries cannot be renamed or removed.
+`writable_parts` is how a directory is granted except some paths beneath it where nothing
+can hold a path out of a writable one (Landlock, always; bubblewrap where a pin is not safe,
+`guard/pins.py`): the directory is granted child by child, and only the children on the way
+to a kept-out path are split further. The cost: no new entry can be created directly in a
+split directory, and its entries cannot be renamed or removed.
+
+The user's home has its own list (`HOME_PROTECTED`: the shell's startup files, `~/.ssh`,
+`~/.gitconfig`, `~/.local/bin`, ...): what the user's shell, ssh, git and editor later run
+or trust. It counts wherever the workspace is: both sandboxes keep it out of a writable
+root that holds the home (people open `~` in their editor), and the agent's file tools
+ask about it (`protected_reason_for`, the one question both lists answer).
 
 What is left out and why: see docs/security.md ("What is protected").
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Collection, Iterable
+import pwd
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
+
+from coder_ls.userdirs import config_dir
 
 # name -> what later runs or trusts it (the question the file tools ask says this).
 PROTECTED: dict[str, str] = {
@@ -53,6 +63,98 @@ def reason(name: str) -> str:
     return f"it is in {name}: {PROTECTED[name]}"
 
 
+_SHELL = "your shell runs it when it starts or ends"
+_PATH = "a program there runs in place of the one you meant (it is on PATH)"
+_EDITOR = "your editor runs code from its settings and plugins"
+_TOOL = "it tells a tool which programs to run or which servers to trust"
+# path under the user's home -> what later runs or trusts it.
+HOME_PROTECTED: dict[str, str] = {
+    **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile"), _SHELL),
+    **dict.fromkeys((".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".config/fish"), _SHELL),
+    **dict.fromkeys((".xprofile", ".xsessionrc", ".xinitrc", ".pam_environment", ".config/environment.d"), _SHELL),
+    ".ssh": "ssh trusts the keys and runs the commands its files name (authorized_keys, config)",
+    ".gitconfig": "git runs the programs it names (hooks, fsmonitor, pager, filters) in every repository",
+    ".config/git": "git runs the programs its config names in every repository",
+    **dict.fromkeys(("bin", ".local/bin", ".cargo/bin"), _PATH),
+    ".claude": "Claude Code's user settings, hooks and commands run outside the sandbox",
+    ".claude.json": "Claude Code starts the MCP servers it names",
+    **dict.fromkeys((".config/Code/User", ".vscode", ".vscode-server", ".config/nvim", ".vimrc", ".vim"), _EDITOR),
+    **dict.fromkeys((".emacs", ".emacs.d", ".config/emacs"), _EDITOR),
+    ".config/autostart": "the desktop starts what it names at login",
+    ".config/systemd": "systemd runs the user services it names",
+    ".config/direnv": "direnv's own settings can allow any .envrc to run",
+    ".local/share/direnv": "direnv's list of the .envrc files allowed to run",
+    ".gnupg": "gpg runs the programs its agent config names (pinentry)",
+    **dict.fromkeys((".npmrc", ".docker/config.json", ".kube/config", ".aws/config", ".hgrc"), _TOOL),
+    **dict.fromkeys((".cargo/config.toml", ".cargo/config", ".pip/pip.conf", ".config/pip"), _TOOL),
+}
+
+
+@functools.lru_cache(maxsize=8)
+def _home_entries(homes: tuple[str, ...], config_home: str, coder: str) -> tuple[tuple[Path, str], ...]:
+    bases = {Path(os.path.normpath(h)) for h in homes if os.path.isabs(h)}
+    bases |= {Path(os.path.realpath(h)) for h in bases}
+    configs = {Path(os.path.normpath(config_home)), Path(os.path.realpath(config_home))} if config_home else set()
+    out: dict[Path, str] = {}
+    for base in sorted(bases):
+        for rel, why in HOME_PROTECTED.items():
+            out.setdefault(base / rel, why)
+            if rel.startswith(".config/"):  # git, nvim, fish, ... follow XDG_CONFIG_HOME
+                for config in configs:
+                    out.setdefault(config / rel.removeprefix(".config/"), why)
+    for coder_dir in {Path(os.path.normpath(coder)), Path(os.path.realpath(coder))}:
+        out.setdefault(coder_dir, "the user's coder configuration (permissions, commands, skills)")
+    return tuple(out.items())
+
+
+def home_entries(env: Mapping[str, str] | None = None) -> tuple[tuple[Path, str], ...]:
+    """(path, why) of each protected path of the user's home: under `$HOME` and the account's
+    home (lexical and resolved), under `$XDG_CONFIG_HOME`, and the user's coder folder."""
+    env = os.environ if env is None else env
+    config_home = env.get("XDG_CONFIG_HOME") or ""
+    homes = (env.get("HOME") or "", _account_home())
+    return _home_entries(homes, config_home if os.path.isabs(config_home) else "", str(config_dir(env)))
+
+
+def home_kept_out(tops: Iterable[Path], env: Mapping[str, str] | None = None) -> set[Path]:
+    """The home's protected paths that a sandbox with these writable `tops` (resolved) must
+    keep out: each one resolved (a dotfiles link is kept out at its target) that is under a
+    top, or holds one (a top inside `~/.ssh` is kept out whole)."""
+    tops = list(tops)
+    out: set[Path] = set()
+    for entry, _why in home_entries(env):
+        for path in {entry, Path(os.path.realpath(entry))}:
+            if any(path.is_relative_to(t) or t.is_relative_to(path) for t in tops):
+                out.add(path)
+    return out
+
+
+def _account_home() -> str:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (KeyError, OSError):
+        return ""
+
+
+def home_dirs(env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The user's home folders, resolved: `$HOME` and the account's."""
+    env = os.environ if env is None else env
+    found = {Path(os.path.realpath(h)) for h in (env.get("HOME") or "", _account_home()) if os.path.isabs(h)}
+    return tuple(sorted(found))
+
+
+def protected_reason_for(path: Path, root: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """Why a write to `path` must be asked about (None: an ordinary path): a protected name
+    anywhere below the workspace `root` (compare resolved with resolved, or lexical with
+    lexical), or a protected path of the user's home, wherever the workspace is."""
+    if path.is_relative_to(root) and (name := protected_name(path.relative_to(root).parts)):
+        return reason(name)
+    for entry, why in home_entries(env):
+        if path.is_relative_to(entry):
+            return f"it is {entry}: {why}"
+    return None
+
+
 def submodule_gits(root: Path) -> list[Path]:
     """The `.git` files of the submodules `.gitmodules` lists (`path = sub/dir`): a nested
     repository's pointer to its git dir, which git follows like the top one."""
@@ -71,15 +173,14 @@ def submodule_gits(root: Path) -> list[Path]:
 
 def kept_out(root: Path) -> set[Path]:
     """The protected paths of the workspace `root` (resolved), existing or not, the `.git`
-    of each submodule, and the real location of each that is a link into the workspace
-    (writes there would be writes here)."""
+    of each submodule, and the real location of each that is reached through a link into
+    the workspace (writes there would be writes here)."""
     out: set[Path] = set()
     for path in (*(root / name for name in PROTECTED), *submodule_gits(root)):
         out.add(path)
-        if path.is_symlink():
-            real = Path(os.path.realpath(path))
-            if real.is_relative_to(root):
-                out.add(real)
+        real = Path(os.path.realpath(path))
+        if real != path and real.is_relative_to(root):
+            out.add(real)
     return out
 
 

@@ -1,14 +1,19 @@
 """The OS sandbox of the agent's shell, built from `sandbox.*` settings: bubblewrap where
 it works, else Landlock (`guard/landlock.py`), else none (the caller warns once).
 
-`workspace-write` (the default): the whole filesystem read-only; the workspace writable
-except the protected paths (`guard/protected.py`: `.git` whole, `.coder`, `.claude`,
-`.mcp.json`, `.envrc`, ..., existing or not), which both backends get by granting the
-workspace child by child (`protected.writable_parts`); a private writable /tmp, a
-per-workspace writable cache directory (see `CACHE_ENV`), `sandbox.writableRoots` (split
-the same way around the protected paths and the server's own directories), the shell's
-box folder; no network unless `sandbox.network`; the sandbox dies with the server.
-`read-only`: the same without the workspace and writable roots.
+`workspace-write` (the default): the whole filesystem read-only; the workspace and each
+`sandbox.writableRoots` entry writable, except the protected paths (`guard/protected.py`:
+`.git` whole, `.coder`, `.claude`, `.mcp.json`, `.envrc`, ..., existing or not, the user's
+home list when a writable root holds the home, and the server's own directories); a private
+writable /tmp, a per-workspace writable cache directory (see `CACHE_ENV`); no network unless
+`sandbox.network`; the sandbox dies with the server. `read-only`: the same without the
+workspace and writable roots.
+
+How the protected paths are kept out (`layout`): bubblewrap, for a caller that watches the
+pins (the agent's shell, `engine/pinguard.py`), binds each writable root whole and lays
+read-only pins, placeholders and anchors over it (`guard/pins.py`); otherwise, and under
+Landlock (which cannot take a sub-path back out of a granted one), each root is granted
+entry by entry around them (`protected.writable_parts`): nothing can be created at its top.
 
 Where bubblewrap does not work (probed once per process with a trivial command), Landlock
 does the same with what it can: writes only beneath granted paths, no network but Unix
@@ -32,7 +37,7 @@ from pathlib import Path
 
 import msgspec
 
-from coder_ls.guard import lifetime, protected
+from coder_ls.guard import lifetime, pins, protected
 from coder_ls.guard.trust import state_dir
 from coder_ls.protocol.config import SandboxConfig
 from coder_ls.userdirs import user_config_path
@@ -138,9 +143,7 @@ def resolve(config: SandboxConfig, root: Path, tmp: Path, *, private: tuple[str,
     return Sandbox(
         root=str(root),
         mode=config.mode,
-        # domain rules (`NetworkDomains`) reach the network only through the proxy
-        # (`guard/netproxy.py`), which this sandbox does not wire: none until it does
-        network=config.network is True,
+        network=config.network,
         writable=tuple(writable),
         tmp=str(tmp),
         cache=str(cache),
@@ -171,18 +174,40 @@ WRITABLE_DEVICE_DIRS = ("/dev/pts", "/dev/shm")
 LAUNCHER = str(Path(__file__).with_name("landlock.py"))
 
 
+def _tops(sb: Sandbox) -> list[Path]:
+    return [Path(sb.root), *(Path(p) for p in sb.writable)]
+
+
 def _kept_out(sb: Sandbox) -> set[Path]:
-    return protected.kept_out(Path(sb.root)) | {Path(p) for p in sb.private}
+    """Every path kept out of the writable tops: the workspace's protected paths, the
+    server's own directories, and the home's list where a top holds the home."""
+    home = protected.home_kept_out(_tops(sb))
+    return protected.kept_out(Path(sb.root)) | {Path(p) for p in sb.private} | home
+
+
+def home_splits(sb: Sandbox) -> set[Path]:
+    """The home folders a writable top holds (or is): granted entry by entry, never given a
+    placeholder (see `guard/pins.py`)."""
+    return {h for h in protected.home_dirs() if any(h.is_relative_to(t) for t in _tops(sb))}
 
 
 def writable(sb: Sandbox) -> list[tuple[str, list[str], list[str]]]:
     """(top, directories, files) for each writable top (the workspace, then the writable
     roots): the parts of it a command may write, the protected paths and the server's own
-    directories left out. Empty in `read-only`."""
+    directories left out (Landlock's grants). Empty in `read-only`."""
     if sb.mode != "workspace-write":
         return []
     keep_out = _kept_out(sb)
     return [(top, *protected.writable_parts(Path(top), keep_out)) for top in (sb.root, *sb.writable)]
+
+
+def layout(sb: Sandbox, holder: pins.Placeholders | None = None) -> pins.Layout:
+    """bubblewrap's mounts of the writable tops. With `holder` (a caller that watches
+    `Layout.held` and gives `Layout.placeholders` back), each top writable whole around pins
+    and placeholders; without, each split entry by entry as Landlock has it."""
+    if sb.mode != "workspace-write":
+        return pins.Layout()
+    return pins.plan(_tops(sb), _kept_out(sb), home_splits(sb), holder)
 
 
 def landlock_grants(sb: Sandbox, extra_writable: Sequence[str] = ()) -> tuple[list[str], list[str]]:
@@ -196,10 +221,19 @@ def landlock_grants(sb: Sandbox, extra_writable: Sequence[str] = ()) -> tuple[li
 
 
 def wrap(
-    sb: Sandbox, argv: Sequence[str], extra_writable: Sequence[str] = (), *, extra_args: Sequence[str] = ()
+    sb: Sandbox,
+    argv: Sequence[str],
+    extra_writable: Sequence[str] = (),
+    extra_args: Sequence[str] = (),
+    *,
+    mounts: pins.Layout | None = None,
 ) -> list[str]:
-    """`argv` run inside the sandbox. `extra_args` (bubblewrap only): mounts spliced after the
-    layout's and before the namespace flags, so they go over it (the git lane's `.git`)."""
+    """`argv` run inside the sandbox: the one place that builds its command line.
+
+    `mounts`: the writable tops' layout (`layout`); None: split entry by entry, which needs
+    no watching. `extra_args`: bubblewrap options spliced after the layout's mounts and
+    before the namespace options (the git lane's and the network proxy's own mounts);
+    bubblewrap only."""
     if sb.backend == "landlock":
         if extra_args:
             raise ValueError("extra bubblewrap arguments for a Landlock sandbox")
@@ -218,13 +252,8 @@ def wrap(
     # the workspace read-only before its writable parts.
     args = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", sb.tmp, "/tmp"]
     args += ["--ro-bind", sb.root, sb.root]
-    for top, dirs, files in writable(sb):
-        if dirs == [top] and not files:
-            args += ["--bind", top, top]
-            continue
-        args += ["--ro-bind", top, top]
-        for p in (*dirs, *files):
-            args += ["--bind", p, p]
+    for option, path in (mounts if mounts is not None else layout(sb)).mounts:
+        args += [option, path, path]
     args += ["--bind", sb.cache, sb.cache]
     for p in extra_writable:
         args += ["--bind", p, p]
@@ -239,9 +268,11 @@ def wrap(
 
 # Told to the model after a command failed on the sandbox, so that it knows why.
 WALLS = (
-    "the sandbox keeps the protected paths (" + ", ".join(protected.PROTECTED) + ") read-only, "
-    "and no entry can be created, renamed or removed directly at the workspace's top: create top-level "
-    "files with the write tool; git commands that write run only outside, with the user's approval"
+    "the sandbox keeps the protected paths (" + ", ".join(protected.PROTECTED) + ", and the user's shell, "
+    "ssh, git and editor files when the workspace holds the home folder) read-only, existing or not: an absent "
+    "one cannot be created either; git commands that write run only outside, with the user's approval. "
+    "Under Landlock (the fallback) no entry can be created, renamed or removed directly at the workspace's top "
+    "either: create top-level files with the write tool"
 )
 
 

@@ -50,7 +50,7 @@ async def agent_runs(s: Session, fake: FakeAnthropicServer, *commands: str | tup
 
 
 async def test_cd_exports_and_functions_carry_between_agent_calls_in_one_process(tmp_path):
-    root = init_git(tmp_path / "ws", {"app.py": APP, "sub/keep.txt": ""})
+    root = init_git(tmp_path / "ws", {"app.py": APP})
     with FakeAnthropicServer() as fake:
         async with server(root, fake) as s:
             first, second = await agent_runs(
@@ -67,8 +67,6 @@ async def test_nothing_the_agent_exports_reaches_the_users_shell(tmp_path):
     sitecustomize.py, CDPATH that sends the user's `cd sub` outside the workspace."""
     root = init_git(tmp_path / "ws", {"app.py": APP})
     (root / "sub").mkdir()
-    (root / "h").mkdir()  # the sandbox cannot create entries at the workspace's top
-    (root / "pp").mkdir()
     (root / "sub" / "keep.txt").write_text("mine\n")
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "sub").mkdir(parents=True)
@@ -114,7 +112,7 @@ async def test_the_users_exports_and_cwd_do_not_reach_the_agent(tmp_path):
 
 
 async def test_a_command_killed_by_its_timeout_leaves_a_working_shell(tmp_path):
-    root = init_git(tmp_path / "ws", {"app.py": APP, "d/keep.txt": ""})  # the top is not the sandbox's to extend
+    root = init_git(tmp_path / "ws", {"app.py": APP})  # the sandboxed `mkdir -p d` makes it at the top
     with FakeAnthropicServer() as fake:
         async with server(root, fake) as s:
             outs = await agent_runs(
@@ -169,9 +167,11 @@ async def test_a_call_that_closes_the_shells_marker_fd_ends_with_it_not_at_its_t
     """`exec 9>&-` (or 9 pointed at a file) leaves a shell that can never say a command ended:
     the call used to wait its whole timeout and read as timed out. It ends when the command
     does, in the sandbox too, and the next call has a shell with the last exports."""
-    root = init_git(tmp_path / "ws", {"app.py": APP, "d/keep.txt": ""})
+    root = init_git(tmp_path / "ws", {"app.py": APP})
     with FakeAnthropicServer() as fake:
         async with server(root, fake) as s:
-            outs = await agent_runs(s, fake, "cd d && export KEEP=1", ("exec 9>&-", 60.0), 'echo "ok:$KEEP $PWD"')
+            outs = await agent_runs(
+                s, fake, "mkdir d && cd d && export KEEP=1", ("exec 9>&-", 60.0), 'echo "ok:$KEEP $PWD"'
+            )
     assert "timed out" not in outs[1] and "exit code: 0" in outs[1], outs[1]
     assert f"ok:1 {root}/d" in outs[2], outs[2]

@@ -49,15 +49,14 @@ async def agent_runs(s: Session, fake: FakeAnthropicServer, *commands: str | tup
 
 
 async def test_a_restarted_shell_is_as_sandboxed_as_the_first(tmp_path, fake, outside):
-    # the box/ folder exists: the sandbox cannot create entries at the workspace's top
-    root = init_git(tmp_path / "ws", {"app.py": APP, "box/keep.txt": ""})
+    root = init_git(tmp_path / "ws", {"app.py": APP})
     probe = "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 3); print('CONNECTED')\""
     async with lsp_session(root, env=api_env(fake)) as s:
         configure(s)
         outs = await agent_runs(
             s,
             fake,
-            f"echo first > {outside}/a.txt; echo rc=$?; export BASH_ENV=$PWD/box/evil.sh",
+            f"echo first > {outside}/a.txt; echo rc=$?; mkdir box; export BASH_ENV=$PWD/box/evil.sh",
             (f"echo 'touch box/PWNED; echo evil > {outside}/c.txt' > box/evil.sh; export LOST=1; sleep 30", 1.0),
             f"echo second > {outside}/b.txt; echo rc=$?; bash -c true; {probe}; echo inside > box/in.txt; echo L=$LOST",
         )

@@ -19,8 +19,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Unknown progress token")
 
 
 async def test_refusal_is_judged_from_the_shells_cwd(tmp_path):
-    # `sub` exists: the sandbox cannot create entries at the workspace's top
-    root = init_git(tmp_path / "ws", {"app.py": APP, "sub/keep.txt": ""})
+    root = init_git(tmp_path / "ws", {"app.py": APP})  # the sandboxed `mkdir -p sub` makes it at the top
     with FakeAnthropicServer() as fake:
         async with lsp_session(root, env=api_env(fake)) as s:
             s.client.workspace_did_change_configuration(

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from coder_ls.agent.policy import Grant, SessionGrants, decide
-from coder_ls.guard import landlock, lifetime, protected, sandbox
-from coder_ls.guard.sandbox import WRITABLE_DEVICE_DIRS, WRITABLE_DEVICES
+from coder_ls.guard import landlock, lifetime, pins, protected, sandbox
 from coder_ls.protocol.config import Config, Rule
 
 
@@ -60,7 +59,8 @@ def test_grants_leave_out_protected_names_existing_or_not_and_links(root, tmp_pa
     (root / ".vscode").symlink_to(root / "src" / "deep")  # a protected name linked into the workspace
     dirs, files = sandbox.landlock_grants(_box(root, tmp_path))
     granted = {Path(p).relative_to(root).as_posix() for p in (*dirs, *files) if Path(p).is_relative_to(root)}
-    # the root itself is not granted: nothing can be created at the top (.mcp.json, .envrc)
+    # Landlock cannot take a sub-path back out of a granted one: the root itself is not granted,
+    # so nothing can be created at its top (.mcp.json, .envrc); bubblewrap: test_sandbox_pins.py
     assert granted == {"README.md", "sub", "src/a.py"}, granted
     assert sandbox.writable(_box(root, tmp_path, mode="read-only")) == []
 
@@ -80,11 +80,28 @@ def test_a_writable_root_holding_the_workspace_and_the_server_state_is_split(roo
         assert not Path(p).is_relative_to(state), p
         assert not Path(p).is_relative_to(root / ".git") and not Path(p).is_relative_to(root / ".claude"), p
         assert Path(p) not in (tmp_path, root), p
-    if sandbox.bwrap_path():  # the same parts as bubblewrap binds
-        argv = sandbox.wrap(box, ["true"])
-        binds = {Path(argv[i + 1]) for i, a in enumerate(argv) if a == "--bind"}
-        devices = {Path(p) for p in (*WRITABLE_DEVICES, *WRITABLE_DEVICE_DIRS)}
-        assert binds == {Path(box.tmp), Path(box.cache), *map(Path, dirs), *map(Path, files)} - devices
+    if sandbox.bwrap_path():  # bubblewrap, split (no watcher) and whole (pins, placeholders): the same walls
+        (tmp_path / "t").mkdir()
+        (tmp_path / "c").mkdir()
+        for holder in (None, pins.Placeholders(tmp_path / "placeholders.json")):
+            writes = (
+                f"echo x > {state}/coder/PWNED; echo x > {root}/.git/PWNED; mkdir {root}/.claude/commands; "
+                f"echo x > {root}/.mcp.json; echo x > {root}/sub/ok.txt && echo wrote-sub; "
+                f"echo x > {tmp_path}/beside.txt && echo wrote-beside; echo x > {root}/top.txt && echo wrote-top"
+            )
+            layout = sandbox.layout(box, holder)
+            argv = sandbox.wrap(box, ["bash", "-c", writes], mounts=layout)
+            done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+            assert "wrote-sub" in done.stdout, done
+            # the tops (the writable root's, the workspace's): writable whole only where pins are watched
+            assert ("wrote-top" in done.stdout) == ("wrote-beside" in done.stdout) == (holder is not None), done
+            assert not (state / "coder" / "PWNED").exists() and not (root / ".git" / "PWNED").exists()
+            assert not (root / ".claude" / "commands").exists() and not (root / ".mcp.json").is_file()
+            (root / "top.txt").unlink(missing_ok=True)
+            if holder is not None:
+                assert (root / ".mcp.json").is_dir()  # a placeholder, until given back
+                holder.release(layout.placeholders)
+                assert not (root / ".mcp.json").exists()
 
 
 def _launch(*args: str, code: str) -> subprocess.CompletedProcess[str]:

@@ -131,7 +131,7 @@ async def test_network_is_cut_unless_allowed(tmp_path, fake):
 
 
 async def test_cwd_and_exports_carry_over_between_bash_calls_not_into_the_users_shell(tmp_path, fake):
-    root = init_git(tmp_path / "ws", {"app.py": APP, "sub/keep.txt": ""})  # no new top-level entries
+    root = init_git(tmp_path / "ws", {"app.py": APP})  # `sub` is made by the sandboxed command
     async with server(root, fake, {}) as s:
         first, second = await agent_runs(
             s, fake, "mkdir -p sub/deeper && cd sub && export SB_VAR=kept", 'cd deeper; echo "$SB_VAR in $PWD"'
