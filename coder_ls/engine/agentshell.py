@@ -42,7 +42,7 @@ from coder_ls.protocol.config import SandboxConfig
 if TYPE_CHECKING:  # imported when the shell is first used: a session's first request needs none
     from coder_ls.engine.pinguard import PinGuard
     from coder_ls.engine.shell import PersistentShell, ShellResult
-    from coder_ls.guard import pins, sandbox
+    from coder_ls.guard import netproxy, pins, sandbox
 
 RESTARTED = "[the sandbox settings changed: the agent's shell was restarted; exported variables were reset]\n"
 PIN_CHANGED = (
@@ -74,6 +74,7 @@ class AgentShell:
         self._killed: str | None = None  # what the watch saw, while a command ran
         self._idle: asyncio.TimerHandle | None = None
         self._idle_task: asyncio.Task[None] | None = None
+        self._proxy: netproxy.ProxyHandle | None = None  # the shell's way through the network proxy
 
     @property
     def cwd(self) -> Path:
@@ -123,11 +124,41 @@ class AgentShell:
 
         shell = self._shell
         assert shell is not None and shell.box is not None
+        proxy = self._proxy_for(shell.box)
         if shell.box.backend != "bwrap" or shell.box.mode != "workspace-write":
-            return sandbox.wrap(shell.box, argv)
+            return sandbox.wrap(shell.box, argv, proxy=proxy)
         if self._guard is None:
             self._guard = PinGuard(self._on_pin_change)
-        return sandbox.wrap(shell.box, argv, mounts=self._guard.arm(shell.box))
+        return sandbox.wrap(shell.box, argv, mounts=self._guard.arm(shell.box), proxy=proxy)
+
+    def _proxy_for(self, box: sandbox.Sandbox) -> netproxy.ProxyHandle | None:
+        """The shell's way through the server's network proxy when `box` has domain rules
+        (bubblewrap only): one handle for the life of this object's shells, its rules kept
+        current; None (and any handle given back) otherwise."""
+        if box.domains is None or box.backend != "bwrap" or box.network:
+            self._close_proxy()
+            return None
+        from coder_ls.guard import netproxy  # only when a sandbox has domain rules
+
+        if self._proxy is None:
+            self._proxy = netproxy.server_proxy().open(box.domains)
+        self._proxy.rules = box.domains
+        return self._proxy
+
+    def _close_proxy(self) -> None:
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
+
+    def network_mark(self) -> int | None:
+        """A point in the proxy's refusal log for this shell (None: no domain rules)."""
+        return self._proxy.mark() if self._proxy is not None else None
+
+    def refused_domains(self, mark: int | None) -> list[str]:
+        """The domains the proxy refused this shell since `mark`, each once."""
+        if self._proxy is None or mark is None:
+            return []
+        return self._proxy.refused_since(mark)
 
     def _on_pin_change(self, path: str) -> None:
         """The watch saw a held entry change: the sandbox dies now, before anything in it can
@@ -301,7 +332,7 @@ class AgentShell:
         pid = self._shell.pid if self._shell is not None else None
         if pid is None:
             return False
-        live = [p for p in lifetime.descendants(pid) if not _zombie(p)]
+        live = [p for p in lifetime.descendants(pid) if not _zombie(p) and not _forwarder(p)]
         return len(live) > 2  # bwrap's init, the loop's bash
 
     async def close(self) -> None:
@@ -312,8 +343,18 @@ class AgentShell:
             await self._shell.close()
         if self._guard is not None:
             self._guard.disarm()
+        self._close_proxy()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _forwarder(pid: int) -> bool:
+    """The network proxy's forwarder (`guard/netfwd.py`): part of the sandbox, not a job."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"netfwd.py" in f.read()
+    except OSError:
+        return False
 
 
 def _zombie(pid: int) -> bool:

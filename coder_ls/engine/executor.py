@@ -644,6 +644,8 @@ class Engine:
         for session in self.sessions.loaded_sessions():
             await self.end_session(session, "other", limit=5.0)
         await self.sessions.close_all()
+        if (proxy := sys.modules.get("coder_ls.guard.netproxy")) is not None:  # started only if a sandbox needed it
+            await proxy.shutdown()
         if self._mcp is not None:
             await self._mcp.close()
         if self._checkpoints is not None:

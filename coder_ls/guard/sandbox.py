@@ -34,13 +34,17 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from coder_ls.guard import lifetime, pins, protected
 from coder_ls.guard.trust import state_dir
-from coder_ls.protocol.config import SandboxConfig
+from coder_ls.protocol.config import NetworkDomains, SandboxConfig
 from coder_ls.userdirs import user_config_path
+
+if TYPE_CHECKING:
+    from coder_ls.guard import netfwd
 
 # Caches that tools keep under ~ (read-only in the sandbox) go to a per-workspace directory.
 CACHE_ENV = ("XDG_CACHE_HOME", "npm_config_cache", "PIP_CACHE_DIR", "GOCACHE", "GOMODCACHE", "YARN_CACHE_FOLDER")
@@ -69,6 +73,9 @@ class Sandbox(msgspec.Struct, frozen=True):
     # The server's own directories (its state, the user's config): never writable, even
     # under a writable root that holds them.
     private: tuple[str, ...] = ()
+    # `sandbox.network` as domain rules: the network only through the server's proxy
+    # (`guard/netproxy.py`, bubblewrap only); None: `network` says all or nothing.
+    domains: NetworkDomains | None = None
 
 
 @functools.cache
@@ -143,7 +150,8 @@ def resolve(config: SandboxConfig, root: Path, tmp: Path, *, private: tuple[str,
     return Sandbox(
         root=str(root),
         mode=config.mode,
-        network=config.network,
+        network=config.network is True,  # domain rules: through the proxy only, never the whole network
+        domains=config.network if isinstance(config.network, NetworkDomains) and config.network.allowed_domains else None,
         writable=tuple(writable),
         tmp=str(tmp),
         cache=str(cache),
@@ -165,6 +173,10 @@ def forced_env(sb: Sandbox) -> dict[str, str]:
     env.update(dict.fromkeys(CACHE_ENV, sb.cache))
     env["GOCACHE"] = os.path.join(sb.cache, "go-build")
     env["GOMODCACHE"] = os.path.join(sb.cache, "go-mod")
+    if sb.domains is not None and sb.backend == "bwrap":
+        from coder_ls.guard import netfwd  # standard library only: no proxy imported here
+
+        env.update(netfwd.proxy_env())
     return env
 
 
@@ -227,6 +239,7 @@ def wrap(
     extra_args: Sequence[str] = (),
     *,
     mounts: pins.Layout | None = None,
+    proxy: netfwd.Handle | None = None,
 ) -> list[str]:
     """`argv` run inside the sandbox: the one place that builds its command line.
 
@@ -263,6 +276,10 @@ def wrap(
     # No capabilities inside: a server running as root would otherwise keep CAP_SYS_ADMIN
     # in the sandbox and could remount the read-only binds writable.
     args += ["--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--"]
+    if proxy is not None and not sb.network:  # the socket bound in, the forwarder before argv
+        from coder_ls.guard import netfwd
+
+        return netfwd.with_proxy(args + list(argv), proxy)
     return args + list(argv)
 
 
