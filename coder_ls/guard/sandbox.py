@@ -151,13 +151,18 @@ def resolve(config: SandboxConfig, root: Path, tmp: Path, *, private: tuple[str,
         root=str(root),
         mode=config.mode,
         network=config.network is True,  # domain rules: through the proxy only, never the whole network
-        domains=config.network if isinstance(config.network, NetworkDomains) and config.network.allowed_domains else None,
+        domains=_domains(config.network),
         writable=tuple(writable),
         tmp=str(tmp),
         cache=str(cache),
         backend=kind,
         private=server_dirs() if private is None else private,
     )
+
+
+def _domains(network: bool | NetworkDomains) -> NetworkDomains | None:
+    """Domain rules that allow something (nothing allowed is no network, no proxy)."""
+    return network if isinstance(network, NetworkDomains) and network.allowed_domains else None
 
 
 def server_dirs() -> tuple[str, ...]:
