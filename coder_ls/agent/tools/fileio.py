@@ -9,6 +9,7 @@ atomically on disk (a temp file in the same directory, then `os.replace`).
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -65,6 +66,27 @@ def load_base(ctx: ToolContext, path: Path, read_bytes: ReadBytes = read_disk) -
         return BaseText(data.decode("utf-8"), None, exists=True)
     except UnicodeDecodeError as exc:
         raise ToolError(f"{ctx.rel(path)} is not UTF-8 text; it cannot be edited as text") from exc
+
+
+async def base_to_write(ctx: ToolContext, path: Path, read_bytes: ReadBytes = read_disk) -> BaseText:
+    """`load_base` for a tool about to write `path`. A protected path (which the user has just
+    approved: the policy always asks) is held in the agent's sandbox by a read-only mount, or
+    by an empty placeholder folder when it does not exist (`guard/pins.py`); the server's own
+    write would undo that hold under a living sandbox, and a placeholder is in the way of a
+    new file. So the agent's shell is put away first (its jobs end; the next command starts a
+    new shell with its cwd and exports)."""
+    if _protected(path, ctx.root):
+        put_away = getattr(ctx.shell, "put_away", None)
+        if put_away is not None:
+            await put_away()
+    return load_base(ctx, path, read_bytes)
+
+
+def _protected(path: Path, root: Path) -> bool:
+    from coder_ls.guard.protected import protected_reason_for
+
+    real, real_root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    return bool(protected_reason_for(path, root) or protected_reason_for(real, real_root))
 
 
 def atomic_write(path: Path, text: str, root: Path) -> None:

@@ -15,8 +15,8 @@ from coder_ls.agent.tools.fileio import (
     ReadBytes,
     WriteText,
     atomic_write,
+    base_to_write,
     commit_text,
-    load_base,
     numbered,
     read_disk,
 )
@@ -192,7 +192,7 @@ def make_write_tool(
     async def run(ctx: ToolContext, inp: WriteInput) -> ToolOutput:
         path = ctx.resolve(inp.path)
         rel = ctx.rel(path)
-        base = load_base(ctx, path, read_bytes)
+        base = await base_to_write(ctx, path, read_bytes)
         content = inp.content
         if base.exists and "\r\n" in base.text and "\r\n" not in content:
             content = content.replace("\n", "\r\n")  # keep the file's CRLF line endings
@@ -264,7 +264,7 @@ def make_edit_tool(
     async def run(ctx: ToolContext, inp: EditInput) -> ToolOutput:
         path = ctx.resolve(inp.path)
         rel = ctx.rel(path)
-        base = load_base(ctx, path, read_bytes)
+        base = await base_to_write(ctx, path, read_bytes)
         if not base.exists and inp.old_string != "":
             raise ToolError(f"file not found: {rel} (use write to create it)")
         new_text, count = replace_exact(base.text, inp, rel)
@@ -287,7 +287,7 @@ def make_multi_edit_tool(
     async def run(ctx: ToolContext, inp: MultiEditInput) -> ToolOutput:
         path = ctx.resolve(inp.path)
         rel = ctx.rel(path)
-        base = load_base(ctx, path, read_bytes)
+        base = await base_to_write(ctx, path, read_bytes)
         if not base.exists and inp.edits[0].old_string != "":
             raise ToolError(f"file not found: {rel} (use write to create it)")
         text = base.text
