@@ -155,6 +155,7 @@ class RewindTask:
     async def _code(ctx: TaskContext, later: set[str], data: RewindData) -> None:
         """Undo this session's records of `later` submissions, newest first, as `/undo` does."""
         checkpoints, sid = ctx.engine.checkpoints, ctx.session.id
+        await ctx.session.put_away_agent_shell()
         while True:
             own = [r for r in checkpoints.pending() if r.session_id == sid]
             if not own or own[-1].submission_id not in later:

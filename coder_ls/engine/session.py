@@ -253,6 +253,13 @@ class Session:
         if self._log is not None and not self._log.closed:
             self._log.sync()
 
+    async def put_away_agent_shell(self) -> None:
+        """Before the server itself rewrites the session's files (/undo, /rewind): the agent's
+        sandbox holds protected names by mounts that such a write would undo under it, so it
+        is put away first (`AgentShell.put_away`); the next agent command starts it again."""
+        if self._agent_shell is not None:
+            await self._agent_shell.put_away()
+
     async def close(self) -> None:
         """Cancel what runs, close both shells (their background jobs with them) and the log."""
         self.closed = True

@@ -319,6 +319,7 @@ class UndoTask:
 
     async def _undo(self, ctx: TaskContext) -> None:
         engine, b = ctx.engine, ctx.result
+        await ctx.session.put_away_agent_shell()
         if not self.everything:
             outcome = await engine.checkpoints.undo_last(ctx.session.id)
             if outcome is None:
