@@ -43,8 +43,7 @@ from coder_ls.guard.safetypaths import (
 )
 from coder_ls.guard.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, Redirect, parse
 from coder_ls.guard.shellparse.indirect import code_strings, is_interpreter, is_shell
-from coder_ls.guard.writetargets import GRAMMARS, writes
-from coder_ls.guard.writetargets import parse as parse_options
+from coder_ls.guard.writetargets import deletes_in, writes
 
 _MKFS = re.compile(r"^(mkfs(\..+)?|mke2fs|mkswap|mkntfs|mkdosfs|mkexfatfs|wipefs|blkdiscard)$")
 _PARTITIONERS = {"fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted"}
@@ -138,7 +137,7 @@ def _check_line(line: ParsedLine, ctx: CheckContext) -> str | None:
     cdpath = any("CDPATH" in c.assignments for c in line.commands) or "CDPATH" in line.text
     for cmd in line.commands:  # links the line makes: later writes through them go where they point
         if cmd.program == "ln" and any(a is not None and _SYMBOLIC.fullmatch(a) for a in cmd.args):
-            note_link([a for a in cmd.args if a is not None], ctx)
+            note_link(list(cmd.args), ctx)
     # In execution order: a command's own redirections are judged from the cwd it runs in;
     # those of a compound (`{ …; } > f`, `done > f`) from every cwd the line passes through.
     own = {id(r) for c in line.commands for r in c.redirects}
@@ -256,10 +255,8 @@ def _check_command(cmd: Command, ctx: CheckContext) -> str | None:
         return _check_delete(shown, args, ctx, cmd)
     if name == "find":
         return _check_find(shown, args, ctx, cmd)
-    if name == "rsync" and any(a.startswith("--del") or a.startswith("--remove-source") for a in known):
-        dest = parse_options(GRAMMARS["rsync"], args).operands[-1:]
-        if reason := _check_targets(shown, dest, ctx, "would delete files in"):
-            return reason
+    if name == "rsync" and (reason := _check_targets(shown, deletes_in(args), ctx, "would delete files in")):
+        return reason
     if name == "truncate":
         return _check_targets(shown, _positional(args, takes={"-s", "--size", "-r", "--reference"}), ctx, "would empty")
     if name in ("chmod", "chown", "chgrp"):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from coder_ls.guard.shellparse import Command
 from coder_ls.guard.shellparse.indirect import MKTEMP_NAME
-from coder_ls.guard.writetargets import Write
+from coder_ls.guard.writetargets import Write, writes
 
 SAFE_DEVICES = set("null zero full random urandom stdin stdout stderr tty ptmx console fd pts shm".split())
 
@@ -181,17 +181,23 @@ def system_path(real: Path) -> str | None:
     return None
 
 
-def note_link(args: list[str], ctx: CheckContext) -> None:
-    """`ln -s TARGET LINK` (or `ln -s TARGET DIR/`): later words under LINK go to TARGET."""
-    paths = [a for a in args if not a.startswith("-")]
-    if len(paths) < 2:
-        return
-    source = resolve_word(paths[0], ctx, resolve=False)
-    link = resolve_word(paths[-1], ctx, resolve=False)
-    if source and link:
-        if ctx.links is None:
-            ctx.links = {}
-        ctx.links[link[0]] = source[0]
+def note_link(args: list[str | None], ctx: CheckContext) -> None:
+    """`ln -s TARGET LINK`, `ln -s TARGET DIR/`, `ln -s -t DIR TARGET`: later words under
+    the link go to TARGET (where the link is made is `writetargets`' answer for `ln`)."""
+    for w in writes("ln", args) or []:
+        if w.word is None:
+            continue
+        if w.kind == "into" and (w.folder or w.word.endswith("/") or _is_folder(w.word, ctx)):
+            pairs = [(f"{w.word.rstrip('/')}/{os.path.basename(s.rstrip('/'))}", s) for s in w.sources if s]
+        else:
+            pairs = [(w.word, w.sources[0])] if w.sources and w.sources[0] else []
+        for name, target in pairs:
+            source = resolve_word(target, ctx, resolve=False)
+            link = resolve_word(name, ctx, resolve=False)
+            if source and link:
+                if ctx.links is None:
+                    ctx.links = {}
+                ctx.links[link[0]] = source[0]
 
 
 def through_links(path: Path, ctx: CheckContext) -> Path:
@@ -300,9 +306,21 @@ def judge_write(w: Write, ctx: CheckContext) -> str | None:
 
 
 def _file(word: str, w: Write, ctx: CheckContext) -> str | None:
+    if (w.only_new or w.only_existing) and (found := _exists(word, ctx, w.link)) is not None:
+        if found if w.only_new else not found:
+            return None  # `-n` onto a file that is there, `--existing` onto one that is not: nothing written
     return write_refusal(word, ctx, truncate=w.replaces, link=w.link) or (
         overwrite_refusal(word, ctx, link=w.link) if w.replaces else None
     )
+
+
+def _exists(word: str, ctx: CheckContext, link: bool) -> bool | None:
+    """Whether the name `word` is taken (None: not known), links followed as the write does."""
+    plain = resolve_word(word, ctx, resolve=False)
+    if not plain:
+        return None
+    path = real_path(plain[0].parent) / plain[0].name if link else real_path(through_links(plain[0], ctx))
+    return os.path.lexists(path)
 
 
 def _is_folder(word: str, ctx: CheckContext) -> bool:

@@ -37,6 +37,8 @@ class Write:
     kind: Kind = "file"
     replaces: bool = False
     sources: tuple[str | None, ...] = ()
+    only_new: bool = False  # an existing file is left as it is (`-n`, `-i`, `ln` without -f)
+    only_existing: bool = False  # no file is made, existing ones updated (`rsync --existing`)
     folder: bool = False  # `into` is a folder whatever is on disk (-t, several sources)
     link: bool = False  # the name is made as a link (a link already there is replaced, not followed)
 
@@ -74,7 +76,10 @@ GRAMMARS: dict[str, Grammar] = {
         roles=_roles(
             target_dir="t target-directory",
             flat="T no-target-directory",
-            keep="n no-clobber i interactive b backup update=none update=none-fail",
+            no_clobber="n no-clobber i interactive update=none update=none-fail",
+            backup="b backup",
+            link_copy="l link s symbolic-link",
+            replace="f force remove-destination",
             no_write="help version attributes-only",
         ),
     ),
@@ -88,7 +93,8 @@ GRAMMARS: dict[str, Grammar] = {
         roles=_roles(
             target_dir="t target-directory",
             flat="T no-target-directory",
-            keep="n no-clobber i interactive b backup update=none update=none-fail",
+            no_clobber="n no-clobber i interactive update=none update=none-fail",
+            backup="b backup",
             no_write="help version",
         ),
     ),
@@ -105,7 +111,7 @@ GRAMMARS: dict[str, Grammar] = {
         roles=_roles(
             target_dir="t target-directory",
             flat="T no-target-directory",
-            keep="b backup",
+            backup="b backup",
             make_dirs="d directory",
             no_write="help version",
         ),
@@ -124,7 +130,8 @@ GRAMMARS: dict[str, Grammar] = {
             target_dir="t target-directory",
             flat="T no-target-directory",
             replace="f force",
-            keep="b backup i interactive",
+            backup="b backup",
+            no_clobber="i interactive",
             no_write="help version",
         ),
     ),
@@ -162,9 +169,14 @@ GRAMMARS: dict[str, Grammar] = {
             "list-only fsync ipv4 ipv6 version help daemon"
         ),
         roles=_roles(
-            keep="b backup ignore-existing",
-            no_write="n dry-run list-only help version",
-            file_out="log-file write-batch",
+            backup="b backup backup-dir",
+            no_clobber="ignore-existing",
+            existing_only="existing ignore-non-existing",
+            deletes="del delete delete-before delete-during delete-delay delete-after delete-excluded "
+            "delete-missing-args",
+            no_write="n dry-run list-only help version V",
+            log_out="log-file",
+            file_out="write-batch",
             no_dest="only-write-batch",  # the batch file only: the destination is left as it is
             dir_out="backup-dir partial-dir T temp-dir",
         ),
@@ -202,14 +214,16 @@ GRAMMARS: dict[str, Grammar] = {
         ),
         roles=_roles(
             extract="x extract get",
-            create="c create r append u update A catenate concatenate",
-            no_write="t list d diff compare test-label help usage version show-defaults",
+            create="c create",
+            append="r append u update A catenate concatenate",
+            no_write="t list d diff compare test-label ? help usage version show-defaults",
             chdir="C directory",
             archive="f file",
             stdout="O to-stdout to-command",
             absolute="P absolute-names",
             file_out="g listed-incremental index-file volno-file",
             one_top="one-top-level",
+            backup="backup suffix",
         ),
     ),
     # GNU cpio 2.13 `cpio --help`: -i extracts, -p copies into a folder, -o writes an archive
@@ -326,21 +340,31 @@ def parse(grammar: Grammar, args: list[str | None], *, old_style: bool = False) 
 
 
 def _copy(g: Grammar, p: Parsed, link: bool) -> list[Write]:
+    """cp, mv, install, ln: the destination `-t` names, or the last operand (`-T`: a file;
+    else a folder when it is one). Whether an existing file there is replaced: `-n`/`-i`
+    keep it, and so do `ln` and `cp -l`/`-s` without `-f` or a backup (they fail on it)."""
     if p.has(g, "no_write"):
         return []
-    replaces = (p.has(g, "replace") if link else True) and not p.has(g, "keep")
+    forced = p.has(g, "replace")
+    backup = p.has(g, "backup")
+    only_new = p.has(g, "no_clobber") or ((link or p.has(g, "link_copy")) and not (forced or backup))
+    replaces = not backup and not only_new
     ops = p.operands
     if p.has(g, "make_dirs"):
         return [Write(w) for w in ops]
+
+    def write(word: str | None, kind: Kind, sources: list[str | None], folder: bool = False) -> Write:
+        return Write(word, kind, replaces, tuple(sources), only_new, folder=folder, link=link)
+
     dirs = p.role(g, "target_dir")
     if dirs:
-        return [Write(dirs[-1], "into", replaces, tuple(ops), folder=True, link=link)]
+        return [write(dirs[-1], "into", ops, folder=True)]
     if p.has(g, "flat") and len(ops) >= 2:
-        return [Write(ops[-1], "file", replaces, tuple(ops[:-1]), link=link)]
+        return [write(ops[-1], "file", ops[:-1])]
     if link and len(ops) == 1:  # `ln -s TARGET`: the link is made in the cwd
-        return [Write(".", "into", replaces, tuple(ops), folder=True, link=True)]
+        return [write(".", "into", ops, folder=True)]
     if len(ops) >= 2:
-        return [Write(ops[-1], "into", replaces, tuple(ops[:-1]), folder=len(ops) > 2, link=link)]
+        return [write(ops[-1], "into", ops[:-1], folder=len(ops) > 2)]
     return []
 
 
@@ -354,19 +378,31 @@ def _remote(word: str | None) -> bool:
 def _rsync(g: Grammar, p: Parsed) -> list[Write]:
     if p.has(g, "no_write"):
         return []
-    out = [Write(w) for w in p.role(g, "file_out") + p.role(g, "no_dest") if w]
+    out = [Write(w) for w in p.role(g, "log_out") if w]
+    out += [Write(w, "file", True) for w in p.role(g, "file_out") + p.role(g, "no_dest") if w]
     out += [Write(w, "tree") for w in p.role(g, "dir_out") if w]
     ops = p.operands
     if len(ops) < 2 or _remote(ops[-1]) or p.has(g, "no_dest"):
         return out
-    replaces = not p.has(g, "keep")
+    only_new, only_existing = p.has(g, "no_clobber"), p.has(g, "existing_only")
+    replaces = not p.has(g, "backup") and not only_new
     dest, sources = ops[-1], ops[:-1]
     named = tuple(s for s in sources if s is not None and not s.endswith("/"))
     if len(named) < len(sources):  # `src/`: its contents, names not known here
         out.append(Write(dest, "tree", replaces))
     if named:
-        out.append(Write(dest, "into", replaces, named, folder=len(sources) > 1 or (dest or "").endswith("/")))
+        folder = len(sources) > 1 or (dest or "").endswith("/")
+        out.append(Write(dest, "into", replaces, named, only_new, only_existing, folder=folder))
     return out
+
+
+def deletes_in(args: list[str | None]) -> list[str | None]:
+    """Where `rsync --delete…` deletes: the local destination (none for a remote one)."""
+    g = GRAMMARS["rsync"]
+    p = parse(g, args)
+    if not p.has(g, "deletes") or len(p.operands) < 2 or _remote(p.operands[-1]):
+        return []
+    return p.operands[-1:]
 
 
 def _archive(g: Grammar, p: Parsed, extract: bool, into: list[str | None]) -> list[Write]:
@@ -378,8 +414,9 @@ def _archive(g: Grammar, p: Parsed, extract: bool, into: list[str | None]) -> li
             return [*out, Write("/", "tree", True)]
         top = [t or "archive" for t in p.role(g, "one_top")][-1:]  # tar --one-top-level[=DIR]
         out += [Write(d if not top or d is None else os.path.join(d, top[0]), "tree", True) for d in (into or ["."])]
-    elif not extract:
-        out += [Write(a) for a in p.role(g, "archive") if a not in (None, "", "-")]
+    elif not extract:  # `-c` makes the archive anew; `-r`, `-u`, `-A` append to it
+        fresh = p.has(g, "create") and not p.has(g, "backup")  # `--backup`: the old archive is kept
+        out += [Write(a, "file", fresh) for a in p.role(g, "archive") if a not in (None, "", "-")]
     return out
 
 
@@ -389,7 +426,7 @@ def _tar(g: Grammar, args: list[str | None]) -> list[Write]:
         return []
     if p.has(g, "extract"):
         return _archive(g, p, True, p.role(g, "chdir"))
-    if p.has(g, "create"):
+    if p.has(g, "create") or p.has(g, "append"):
         return _archive(g, p, False, [])
     return []
 
