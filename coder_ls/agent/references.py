@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coder_ls.agent.grants import Decision
 from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
 from coder_ls.agent.tools.base import ToolError
 from coder_ls.agent.tools.readimage import read_image
@@ -140,11 +141,16 @@ class Where:
         return [f for f in self.folders if not f.resolve().is_relative_to(real_root)]
 
 
+def read_decision(root: Path, config: Config, path: Path, extra: list[Path]) -> Decision:
+    """The policy's answer for a `read` of `path` (the user's rules and the workspace's)."""
+    from coder_ls.agent.policy import decide  # only for a text that holds a reference
+
+    return decide("read", {"path": str(path)}, config, root=root, skill_dirs=extra)
+
+
 def judge(root: Path, config: Config, raw: str, where: Where) -> tuple[Path | None, str | None]:
     """(the path `raw` names and may attach, or None; why it may not, or None when it names
     nothing). The read tool's checks, in its order. Blocking: it looks at the disk."""
-    from coder_ls.agent.policy import decide  # only for a text that holds a reference
-
     extra = where.outside(root)
     bases = [root, *where.folders] if not os.path.isabs(raw) else [root]
     refused: str | None = None
@@ -161,7 +167,7 @@ def judge(root: Path, config: Config, raw: str, where: Where) -> tuple[Path | No
             path = inside
         if not path.exists():
             continue
-        decision = decide("read", {"path": str(path)}, config, root=root, skill_dirs=extra)
+        decision = read_decision(root, config, path, extra)
         if decision.action == "deny":
             return None, decision.reason
         if decision.action == "ask" and not where.typed:
@@ -206,17 +212,19 @@ async def expand_references(
     return out
 
 
+def readable(root: Path, config: Config, files: list[str]) -> list[str]:
+    """`files` less what a rule denies to `read`."""
+    if not any(r.action == "deny" and r.tool in ("read", "*") for r in config.rules):
+        return files
+    return [f for f in files if read_decision(root, config, root / f, []).action != "deny"]
+
+
 def _listing(root: Path, config: Config, path: Path) -> tuple[str, list[str]]:
     """(the folder as shown, the files under it that `read` could read): ignored files are
     not listed (`list_files`), and neither is what a rule denies to `read`."""
-    from coder_ls.agent.policy import decide
-
     rel = display_path(root, path)
     prefix = "" if rel == "." else rel.rstrip("/") + "/"
-    under = [f for f in list_files(root) if f.startswith(prefix)]
-    denies = any(r.action == "deny" and r.tool in ("read", "*") for r in config.rules)
-    if denies:
-        under = [f for f in under if decide("read", {"path": f}, config, root=root).action != "deny"]
+    under = readable(root, config, [f for f in list_files(root) if f.startswith(prefix)])
     return prefix or "./", [f[len(prefix) :] for f in under]
 
 

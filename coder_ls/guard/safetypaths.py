@@ -243,8 +243,10 @@ def overwrite_refusal(target: str, ctx: CheckContext, *, link: bool = False) -> 
     plain = None if target.isdigit() else resolve_word(target, ctx, resolve=False)
     if not plain or plain[0].as_posix().startswith("/dev/"):
         return None
-    path = real_path(plain[0].parent) / plain[0].name if link else real_path(through_links(plain[0], ctx))
-    try:
+    try:  # one stat first: most targets are new files, whose real path is not needed
+        if not (plain[0].is_file() or ctx.links) or (link and not os.path.lexists(plain[0])):
+            return None
+        path = real_path(plain[0].parent) / plain[0].name if link else real_path(through_links(plain[0], ctx))
         if not path.is_file():
             return None
     except OSError:
