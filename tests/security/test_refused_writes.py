@@ -159,6 +159,8 @@ ORDINARY = [
     "mount",
     "umount /mnt/usb",
     "mount -o remount,rw /mnt/usb",
+    "cp --target-directory=~/.ssh a.txt",  # bash leaves a glued `~` alone: a folder `~` in the cwd
+    "cp -t~/.local/bin a.txt",
 ]
 
 
