@@ -347,6 +347,13 @@ ENTRIES: list[Entry] = [
     ),
     other("Cost: a usual line is checked", "figure", "measured by hand and benchmarks/bench_safety.py, not a test"),
     other("End to end: `tests/security/test_refused_bang_e2e.py`", "index", "names tests mapped above"),
+    other(
+        "Each sentence of this section and of",
+        "index",
+        "this table, held by",
+        "tests/security/test_security_claims.py::test_every_sentence_of_the_sections_has_an_entry",
+    ),
+    other("Five claims have tests but no mutation", "figure", "the claims with an empty `mutations`"),
 ]  # fmt: skip
 
 
