@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import msgspec
 
+from coder_ls.agent.references import attached_text
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.results import ResultBuilder
@@ -162,7 +163,8 @@ class Subagents:
             return
         if action.model:
             definition = msgspec.structs.replace(definition, model=action.model)
-        out = await self.run_one(self.parent.submission_id, definition, action.prompt)
+        prompt = action.prompt + await attached_text(self.parent, action)  # its `@` references, as text
+        out = await self.run_one(self.parent.submission_id, definition, prompt)
         status, text = out.status, out.text
         who = f"{action.command or 'a command'} as a subagent ({definition.name})"
         note = f"(I ran {who}; it answered:)\n{text[:ANSWER_MAX_CHARS]}"

@@ -43,10 +43,9 @@ from coder_ls.commands.allowed import parse_allowed_tools
 from coder_ls.commands.context import CommandContext
 from coder_ls.commands.expand import ExpandVars, expand_arguments
 from coder_ls.commands.frontmatter import CommandMeta, FrontMatterError, MetaReader, parse_lenient
-from coder_ls.commands.references import attach, references
 from coder_ls.commands.registry import Command, Handler, Layer
 from coder_ls.guard.trust import Origin, acts_as_user
-from coder_ls.protocol.actions import CommandOutcome, RunPromptCommand, ToolGrant
+from coder_ls.protocol.actions import CommandOutcome, References, RunPromptCommand, ToolGrant
 from coder_ls.saferead import UnreadableFile, read_regular_file
 from coder_ls.userdirs import config_dir
 
@@ -108,11 +107,10 @@ def _handler(
             )
         here = variables._replace(session_id=ctx.session_id, project_dir=ctx.root)
         expanded = expand_arguments(body, args.strip(), here, meta.arguments)
-        folders = [p for p in (variables.skill_dir, variables.plugin_root) if p is not None]
-        if names := references(body):  # the body's own @path references, attached
-            attached = attach(names, ctx.root, folders)
-            if attached:
-                expanded = expanded._replace(text=f"{expanded.text}\n\n{attached}")
+        # The body's own `@path` references (not the arguments': those are the user's text),
+        # attached by the agent's one resolver under the `read` tool's rules.
+        folders = tuple(str(p) for p in (variables.skill_dir, variables.plugin_root) if p is not None)
+        references = References("command", here.apply(body), folders) if "@" in body else None
         fork = (meta.agent or "general") if meta.context == "fork" else None
         action = RunPromptCommand(
             prompt=expanded.text,
@@ -125,6 +123,7 @@ def _handler(
             hooks=meta.hooks if confirm is None else {},  # a workspace file's hooks wait for /trust
             hooks_source=str(variables.skill_dir or name),
             effort=meta.effort or None,
+            references=references,
         )
         return CommandOutcome(actions=[action])
 

@@ -55,7 +55,7 @@ from coder_ls.guard.origins import command_refusal, shell_refusal
 from coder_ls.guard.trust import OwnedIds
 from coder_ls.hooks.dispatch import Hooks, SessionHookState
 from coder_ls.hooks.records import SessionEnd, SessionEndReason
-from coder_ls.protocol.actions import Paste, RunAgent
+from coder_ls.protocol.actions import Paste, References, RunAgent
 from coder_ls.protocol.agents import AgentDef
 from coder_ls.protocol.args import InputOrigin, SelectionContext
 from coder_ls.protocol.config import Config, Rule
@@ -453,7 +453,13 @@ class Engine:
                         return []
                     return [
                         AgentTask(
-                            RunAgent(prompt=prompt, context=selection, images=images, references=True, pastes=pastes)
+                            RunAgent(
+                                prompt=prompt,
+                                context=selection,
+                                images=images,
+                                references=References("typed" if origin == "typed" else "prompt"),
+                                pastes=pastes,
+                            )
                         )
                     ]
                 case Slash(name=name, args=args):

@@ -240,6 +240,7 @@ class PromptCommandTask:
             hooks=a.hooks,
             hooks_source=a.hooks_source,
             effort=a.effort,
+            references=a.references,
         )
         await AgentTask(turn).run(ctx)
 

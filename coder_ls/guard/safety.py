@@ -22,15 +22,19 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from coder_ls.guard.safetyhost import host_refusal
 from coder_ls.guard.safetypaths import (
     SAFE_DEVICES,
     CheckContext,
     change_dir,
     check_git,
     edited_files,
+    in_place,
     is_device,
+    judge_write,
     note_link,
     off_limits,
+    overwrite_refusal,
     real_path,
     resolve_word,
     system_path,
@@ -39,6 +43,7 @@ from coder_ls.guard.safetypaths import (
 )
 from coder_ls.guard.shellparse import DECODERS, INTERPRETERS, SHELLS, Command, ParsedLine, Redirect, parse
 from coder_ls.guard.shellparse.indirect import code_strings, is_interpreter, is_shell
+from coder_ls.guard.writetargets import deletes_in, writes
 
 _MKFS = re.compile(r"^(mkfs(\..+)?|mke2fs|mkswap|mkntfs|mkdosfs|mkexfatfs|wipefs|blkdiscard)$")
 _PARTITIONERS = {"fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted"}
@@ -132,7 +137,7 @@ def _check_line(line: ParsedLine, ctx: CheckContext) -> str | None:
     cdpath = any("CDPATH" in c.assignments for c in line.commands) or "CDPATH" in line.text
     for cmd in line.commands:  # links the line makes: later writes through them go where they point
         if cmd.program == "ln" and any(a is not None and _SYMBOLIC.fullmatch(a) for a in cmd.args):
-            note_link([a for a in cmd.args if a is not None], ctx)
+            note_link(list(cmd.args), ctx)
     # In execution order: a command's own redirections are judged from the cwd it runs in;
     # those of a compound (`{ …; } > f`, `done > f`) from every cwd the line passes through.
     own = {id(r) for c in line.commands for r in c.redirects}
@@ -187,12 +192,13 @@ def _check_commands(
 
 def _check_redirects(redirects: tuple[Redirect, ...] | list[Redirect], ctx: CheckContext) -> str | None:
     for redirect in redirects:
-        if (
-            redirect.writes
-            and redirect.target
-            and (reason := write_refusal(redirect.target, ctx, truncate=redirect.op in (">", ">|", "&>")))
-        ):
+        if not redirect.writes or not redirect.target:
+            continue
+        truncates = redirect.op in (">", ">|", "&>")
+        if reason := write_refusal(redirect.target, ctx, truncate=truncates):
             return reason
+        if truncates and (reason := overwrite_refusal(redirect.target, ctx)):
+            return f"`{redirect.op} {redirect.target}`: {reason}"
     return None
 
 
@@ -224,9 +230,10 @@ def _check_command(cmd: Command, ctx: CheckContext) -> str | None:
             return f"{reason} (the program is not a literal, it may be rm)"
         return None
     known = [a for a in args if a is not None]
-    if name in ("sed", "perl") and any(a == "--in-place" or re.fullmatch(r"-[a-zA-Z]*i.*", a) for a in known):
+    if name in ("sed", "perl") and (kept := in_place(known)) is not None:
         for target in edited_files(name, args):  # `sed -i '$a …' ~/.bashrc` plants code too
-            if reason := write_refusal(target, ctx, truncate=False):
+            lost = None if kept else overwrite_refusal(target, ctx)  # `-i.bak` keeps the original
+            if reason := write_refusal(target, ctx, truncate=False) or lost:
                 return f"`{shown}`: {reason}"
     if is_interpreter(name, INTERPRETERS):
         return _check_code(shown, cmd, ctx)
@@ -248,31 +255,28 @@ def _check_command(cmd: Command, ctx: CheckContext) -> str | None:
         return _check_delete(shown, args, ctx, cmd)
     if name == "find":
         return _check_find(shown, args, ctx, cmd)
-    if name == "rsync" and any(a.startswith("--del") or a.startswith("--remove-source") for a in known):
-        return _check_targets(shown, _positional(args)[-1:], ctx, "would delete files in")
+    if name == "rsync" and (reason := _check_targets(shown, deletes_in(args), ctx, "would delete files in")):
+        return reason
     if name == "truncate":
         return _check_targets(shown, _positional(args, takes={"-s", "--size", "-r", "--reference"}), ctx, "would empty")
     if name in ("chmod", "chown", "chgrp"):
         return _check_permissions(shown, name, args, ctx)
     if name == "git":
         return check_git(shown, cmd, ctx)
-    if name == "mv":
-        paths = [a for a in known if not a.startswith("-")]
-        if len(paths) >= 2 and (reason := write_refusal(paths[-1], ctx, truncate=True)):
-            return f"`{shown}`: {reason}"
-        return _check_move(shown, known, ctx)
+    if (found := writes(name, args)) is not None:  # cp, mv, install, ln, tee, rsync, tar, cpio, unzip
+        for w in found:
+            if reason := judge_write(w, ctx):
+                return f"`{shown}`: {reason}"
+        if name == "mv":
+            return _check_move(shown, [s for w in found for s in w.sources if s is not None], ctx)
+    if reason := host_refusal(name, args, ctx):
+        return f"`{shown}` {reason}"
     if name == "dd":
         for a in known:
             if a.startswith("of=") and (reason := write_refusal(a[3:], ctx, truncate=True) or _outside(a[3:], ctx)):
                 return f"`{shown}`: {reason}"
         if any(a is None for a in args):
             return f"`{shown}` writes to a target that is not a literal"
-    if name in ("tee", "cp", "install", "ln"):
-        targets = [a for a in known if not a.startswith("-")]
-        targets = targets if name == "tee" else targets[-1:]
-        for target in targets:
-            if reason := write_refusal(target, ctx, truncate=name != "tee" or "-a" not in known, link=name == "ln"):
-                return f"`{shown}`: {reason}"
     return None
 
 
@@ -483,12 +487,9 @@ def _check_permissions(shown: str, name: str, args: list[str | None], ctx: Check
     return None
 
 
-def _check_move(shown: str, args: list[str], ctx: CheckContext) -> str | None:
-    paths = [a for a in args if not a.startswith("-")]
-    for source in paths[:-1]:
+def _check_move(shown: str, sources: list[str], ctx: CheckContext) -> str | None:
+    for source in sources:
         real = (resolve_word(source, ctx) or (None, False))[0]
         if real and (real in (Path("/"), ctx.home) or real in ctx.root.parents or system_path(real)):
             return f"`{shown}` would move {real} away, breaking the system or the workspace"
-    if paths and paths[-1].startswith("/dev/"):
-        return f"`{shown}` would replace the device {paths[-1]}"
     return None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from coder_ls.guard.shellparse import Command
 from coder_ls.guard.shellparse.indirect import MKTEMP_NAME
+from coder_ls.guard.writetargets import Write, writes
 
 SAFE_DEVICES = set("null zero full random urandom stdin stdout stderr tty ptmx console fd pts shm".split())
 
@@ -21,7 +22,11 @@ SYSTEM_DIRS = ("/etc", "/boot", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib
 # boot, and the keys that let someone in. Writing them is how code persists.
 HOME_STARTUP = frozenset(
     ".bashrc .bash_profile .bash_login .bash_logout .profile .zshrc .zprofile .zshenv .zlogin .kshrc .cshrc "
-    ".tcshrc .xinitrc .xprofile .xsessionrc .pam_environment .gitconfig .npmrc .pypirc .netrc".split()
+    ".tcshrc .xinitrc .xprofile .xsessionrc .pam_environment .gitconfig .npmrc .pypirc .netrc "
+    # what the user's editor, Claude Code and tool configurations run or trust (docs/security.md,
+    # "What is protected": the list that follows the user's home)
+    ".vimrc .emacs .claude.json .docker/config.json .kube/config .aws/config .cargo/config.toml "
+    ".pip/pip.conf".split()
 )
 
 HOME_STARTUP_DIRS = (
@@ -32,6 +37,15 @@ HOME_STARTUP_DIRS = (
     ".config/fish",
     ".config/git",
     ".local/bin",
+    ".config/coder",
+    ".claude",
+    ".config/Code/User",
+    ".vscode",
+    ".config/nvim",
+    ".vim",
+    ".emacs.d",
+    ".config/emacs",
+    ".config/pip",
 )
 
 CRON_DIRS = ("/var/spool/cron", "/etc/cron.d", "/etc/cron.daily", "/etc/cron.hourly")
@@ -167,17 +181,23 @@ def system_path(real: Path) -> str | None:
     return None
 
 
-def note_link(args: list[str], ctx: CheckContext) -> None:
-    """`ln -s TARGET LINK` (or `ln -s TARGET DIR/`): later words under LINK go to TARGET."""
-    paths = [a for a in args if not a.startswith("-")]
-    if len(paths) < 2:
-        return
-    source = resolve_word(paths[0], ctx, resolve=False)
-    link = resolve_word(paths[-1], ctx, resolve=False)
-    if source and link:
-        if ctx.links is None:
-            ctx.links = {}
-        ctx.links[link[0]] = source[0]
+def note_link(args: list[str | None], ctx: CheckContext) -> None:
+    """`ln -s TARGET LINK`, `ln -s TARGET DIR/`, `ln -s -t DIR TARGET`: later words under
+    the link go to TARGET (where the link is made is `writetargets`' answer for `ln`)."""
+    for w in writes("ln", args) or []:
+        if w.word is None:
+            continue
+        if w.kind == "into" and (w.folder or w.word.endswith("/") or _is_folder(w.word, ctx)):
+            pairs = [(f"{w.word.rstrip('/')}/{os.path.basename(s.rstrip('/'))}", s) for s in w.sources if s]
+        else:
+            pairs = [(w.word, w.sources[0])] if w.sources and w.sources[0] else []
+        for name, target in pairs:
+            source = resolve_word(target, ctx, resolve=False)
+            link = resolve_word(name, ctx, resolve=False)
+            if source and link:
+                if ctx.links is None:
+                    ctx.links = {}
+                ctx.links[link[0]] = source[0]
 
 
 def through_links(path: Path, ctx: CheckContext) -> Path:
@@ -214,6 +234,103 @@ def write_refusal(target: str, ctx: CheckContext, *, truncate: bool, link: bool 
     if reason := home_startup(Path(text), ctx):
         return reason
     return None
+
+
+def overwrite_refusal(target: str, ctx: CheckContext, *, link: bool = False) -> str | None:
+    """Why replacing `target`'s content loses a file the user has: an existing regular file
+    outside the workspace, the temp folders and `~/.cache` (a new file there is fine; a
+    link, a device or a folder is not this class)."""
+    plain = None if target.isdigit() else resolve_word(target, ctx, resolve=False)
+    if not plain or plain[0].as_posix().startswith("/dev/"):
+        return None
+    try:  # one stat first: most targets are new files, whose real path is not needed
+        if not (plain[0].is_file() or ctx.links) or (link and not os.path.lexists(plain[0])):
+            return None
+        path = real_path(plain[0].parent) / plain[0].name if link else real_path(through_links(plain[0], ctx))
+        if not path.is_file():
+            return None
+    except OSError:
+        return None
+    if where := off_limits(path, ctx):
+        return f"it would overwrite {where}, an existing file (write it inside the workspace, or move it away first)"
+    return None
+
+
+# A folder that receives names not known before the command runs (an archive extracted, a
+# folder's contents copied): refused where an unknown name could replace what the system,
+# the user's home or the user's shell rely on. /usr/local, /opt and folders under the home
+# that hold no startup file are where software is unpacked: they stay free.
+_TREE_TOPS = ("/etc", "/boot", "/proc", "/sys", "/usr/bin", "/usr/sbin", *CRON_DIRS)
+
+
+def tree_refusal(folder: str, ctx: CheckContext) -> str | None:
+    resolved = resolve_word(folder if folder.endswith("/") else folder + "/", ctx)
+    if resolved is None:
+        return None  # not known: not refused (as a redirection to an unknown target)
+    real = resolved[0]
+    if real == ctx.root or ctx.root in real.parents:
+        return None
+    why = None
+    if real == Path("/") or real == ctx.home or real in ctx.root.parents or str(real) in SYSTEM_DIRS:
+        why = off_limits(real, ctx) or f"{real}, a system folder"
+    elif any(str(real) == t or str(real).startswith(t + "/") for t in _TREE_TOPS):
+        why = f"{real}, a system folder"
+    elif home_startup(real, ctx) or _holds_startup(real, ctx):
+        why = f"{real}, which holds files that run code at your next login, shell or git call"
+    return f"it would put files whose names it does not know into {why}" if why else None
+
+
+def _holds_startup(real: Path, ctx: CheckContext) -> bool:
+    """`real` is a folder of the home on the way to a startup file (`~/.config`, `~/.local`)."""
+    return ctx.home in real.parents and any(
+        real in (ctx.home / name).parents for name in (*HOME_STARTUP, *HOME_STARTUP_DIRS)
+    )
+
+
+def judge_write(w: Write, ctx: CheckContext) -> str | None:
+    """Why the write `w` (`writetargets`) is refused: a startup file, the system, a device
+    (`write_refusal`), an existing file outside the workspace overwritten, or unknown names
+    put into a folder that must not receive them."""
+    if w.word is None:
+        return None  # not a literal: a write to an unknown target is not refused
+    if w.kind == "tree":
+        return write_refusal(w.word, ctx, truncate=False) or tree_refusal(w.word, ctx)
+    if w.kind == "into" and (w.folder or w.word.endswith("/") or _is_folder(w.word, ctx)):
+        for source in w.sources:
+            name = None if source is None else os.path.basename(source.rstrip("/"))
+            if name in (None, "", ".", ".."):
+                if reason := tree_refusal(w.word, ctx):
+                    return reason
+            elif reason := _file(f"{w.word.rstrip('/') or '/'}/{name}".replace("//", "/"), w, ctx):
+                return reason
+        return None
+    return _file(w.word, w, ctx)
+
+
+def _file(word: str, w: Write, ctx: CheckContext) -> str | None:
+    if (w.only_new or w.only_existing) and (found := _exists(word, ctx, w.link)) is not None:
+        if found if w.only_new else not found:
+            return None  # `-n` onto a file that is there, `--existing` onto one that is not: nothing written
+    return write_refusal(word, ctx, truncate=w.replaces, link=w.link) or (
+        overwrite_refusal(word, ctx, link=w.link) if w.replaces else None
+    )
+
+
+def _exists(word: str, ctx: CheckContext, link: bool) -> bool | None:
+    """Whether the name `word` is taken (None: not known), links followed as the write does."""
+    plain = resolve_word(word, ctx, resolve=False)
+    if not plain:
+        return None
+    path = real_path(plain[0].parent) / plain[0].name if link else real_path(through_links(plain[0], ctx))
+    return os.path.lexists(path)
+
+
+def _is_folder(word: str, ctx: CheckContext) -> bool:
+    resolved = resolve_word(word + "/", ctx)
+    try:
+        return resolved is not None and resolved[0].is_dir()
+    except OSError:
+        return False
 
 
 def home_startup(real: Path, ctx: CheckContext) -> str | None:
@@ -279,6 +396,18 @@ def check_git(shown: str, cmd: Command, ctx: CheckContext) -> str | None:
     if why := off_limits(resolved[0], ctx, root_ok=True):
         return f"`{shown}` would delete the untracked or changed files of {why}"
     return None
+
+
+def in_place(words: list[str]) -> bool | None:
+    """Whether `sed`/`perl` edits in place (None: not) keeping the original under a backup
+    suffix (`-i.bak`, `-pi.orig`, `--in-place=.bak`: True) or not (`-i`, `-Ei`: False)."""
+    kept = None
+    for w in words:
+        if w == "--in-place" or w.startswith("--in-place="):
+            kept = bool(kept) or bool(w.partition("=")[2])
+        elif m := re.fullmatch(r"-[a-zA-Z]*?i(.*)", w, re.DOTALL):
+            kept = bool(kept) or bool(m.group(1))
+    return kept
 
 
 def edited_files(name: str, args: list[str | None]) -> list[str]:

@@ -39,6 +39,20 @@ class Paste(msgspec.Struct, frozen=True):
     text: str
 
 
+class References(msgspec.Struct, frozen=True):
+    """The `@path` references a turn may attach (contract section 19), and who wrote them:
+    `typed`, a prompt the user typed (LSP or ACP, origin `typed`: a rule that asks is their
+    yes); `prompt`, a prompt from another origin (a link, the client's automation, a remote
+    client); `command`, the body of a command file or skill the user invoked (`text`).
+    Every other text a turn starts from (a code action, an MCP prompt, an agent definition,
+    a skill the model loads) has none: `@` there is text. `agent/references.py` is the one
+    resolver for all three."""
+
+    source: Literal["typed", "prompt", "command"]
+    text: str | None = None  # where the references are written; None: the prompt itself
+    folders: tuple[str, ...] = ()  # the command's own skill or plugin folder, tried after the workspace
+
+
 class RunAgent(msgspec.Struct, frozen=True):
     prompt: str
     context: SelectionContext | None = None
@@ -53,7 +67,7 @@ class RunAgent(msgspec.Struct, frozen=True):
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)
     hooks_source: str = ""
     images: tuple[ImageBlock, ...] = ()  # stored images sent with the prompt (section 19)
-    references: bool = False  # a user's prompt: its `@path` references attach files (section 19)
+    references: References | None = None  # the `@path` references that attach files (section 19)
     pastes: tuple[Paste, ...] = ()  # the long pastes the prompt names (section 19)
     effort: str | None = None  # this turn only (a command's `effort:`); else the session's
 
@@ -73,6 +87,7 @@ class RunPromptCommand(msgspec.Struct, frozen=True):
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)  # see RunAgent.hooks
     hooks_source: str = ""
     effort: str | None = None  # its turn's effort (`effort:` in the front matter)
+    references: References | None = None  # the body's own `@path` references (section 19)
 
 
 class RunShell(msgspec.Struct, frozen=True):

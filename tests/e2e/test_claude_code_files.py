@@ -110,18 +110,3 @@ async def test_expansion_leaves_what_is_not_a_placeholder_alone(tmp_path):
         result = await s.execute("coder.input", {"text": "/fenced"})
         assert result["status"] == "completed", result
         assert s.events_of("userMessage")[-1]["text"] == "Status:\none\ntwo\nDone"
-
-
-async def test_at_path_references_in_a_body_attach_workspace_files_only(tmp_path):
-    root = init_git(tmp_path / "ws", {"a.txt": "a\n", "src/app.py": "APP-SOURCE\n"})
-    scripted(root)
-    write(tmp_path / "outside.txt", "OUTSIDE-SECRET\n")
-    (root / "link.txt").symlink_to(tmp_path / "outside.txt")
-    write(root / ".claude/commands/rev.md", "Review @src/app.py and @../outside.txt, @link.txt and @team. $ARGUMENTS")
-    async with lsp_session(root) as s:
-        result = await s.execute("coder.input", {"text": "/rev also @a.txt"})
-        assert result["status"] == "completed", result
-        text = s.events_of("userMessage")[-1]["text"]
-        assert text.startswith("Review @src/app.py and @../outside.txt, @link.txt and @team. also @a.txt")
-        assert "Contents of @src/app.py:\n```\nAPP-SOURCE\n" in text
-        assert "OUTSIDE-SECRET" not in text and "Contents of @a.txt" not in text  # out of bounds; the user's text

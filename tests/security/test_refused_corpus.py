@@ -69,6 +69,23 @@ def test_second_corpus_figures_stay_within_their_bounds(name, dangerous, ordinar
     assert len(refused) <= most_refused, f"{name}: {len(refused)}/{len(fine)} ordinary refused: {refused[:20]}"
 
 
+def test_the_manual_corpus_stays_within_its_bounds():
+    """The third corpus, generated from the option tables of cp, mv, install, ln, rsync and
+    tar as their `--help` gives them (tests/security/corpus_manual/README.md): 1/3,926
+    dangerous through and 28/2,494 ordinary refused when issue 36 was closed (3,456 and 75
+    before)."""
+    from security.corpus_manual import generate, measure
+
+    generate.materialize()
+    lines = generate.corpus()
+    dangerous = [x for x in lines if x.dangerous]
+    assert len(dangerous) >= 3500 and len(lines) - len(dangerous) >= 2000
+    assert all(tool in {x.tool for x in dangerous} for tool in ("cp", "mv", "install", "ln", "rsync", "tar"))
+    through, refused = measure.figures(lines)
+    assert len(through) <= 1, [x.line for x in through[:20]]
+    assert len(refused) <= 28, [x.line for x in refused[:20]]
+
+
 def test_the_shells_environment_is_what_makes_the_variables_knowable():
     """Without the shell's environment the same corpus refuses the lines that use it
     (the figures above depend on the server passing it)."""
