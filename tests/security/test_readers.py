@@ -99,7 +99,12 @@ OPTIONS: list[tuple[str, list[list[str]]]] = [
     (
         "find . -name x",
         [[w] for w in ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-fprint", "-fprint0", "-fprintf")]
-        + [["-exec", "rm", "{}", ";"], ["-fprint", "out"], ["-fprintf", "out", "%p"], ["-execdir", "sh", "-c", "x", "+"]],
+        + [
+            ["-exec", "rm", "{}", ";"],
+            ["-fprint", "out"],
+            ["-fprintf", "out", "%p"],
+            ["-execdir", "sh", "-c", "x", "+"],
+        ],
     ),
     (
         "rg foo src",
