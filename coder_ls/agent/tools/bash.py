@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
 
+from coder_ls.agent.grants import SandboxView
 from coder_ls.agent.tools.base import ShellResultLike, Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.host import Host
 from coder_ls.guard import sandbox as sbx
@@ -67,6 +69,47 @@ def sandbox_options(shell: Any, config: Config, host: Host) -> dict[str, Any]:
     if box is None and config.sandbox.mode != "off":
         warn_no_sandbox_once(host)
     return {"hide_env": config.secrets.env_names, "box": box}
+
+
+def view_of(box: sbx.Sandbox, config: Config) -> SandboxView:
+    """The policy's view of a resolved sandbox: where its commands may write, what network."""
+    tops = [box.root, *box.writable] if box.mode == "workspace-write" else []
+    tops += ["/tmp" if box.backend == "bwrap" else box.tmp, box.cache]
+    network: Any = config.sandbox.network
+    allowed: tuple[str, ...] = ()
+    denied: tuple[str, ...] = ()
+    if network is True:
+        kind = "all"
+    elif not network:
+        kind = "none"
+    else:  # domain rules: only through the server's proxy, which Landlock cannot give
+        allowed = tuple(getattr(network, "allowed_domains", ()) or ())
+        denied = tuple(getattr(network, "denied_domains", ()) or ())
+        kind = "domains" if box.backend == "bwrap" else "none"
+    return SandboxView(
+        True,
+        backend=box.backend,
+        mode=box.mode,
+        writable=tuple(os.path.realpath(t) for t in tops),
+        network=kind,  # type: ignore[arg-type]
+        allowed_domains=allowed,
+        denied_domains=denied,
+    )
+
+
+def sandbox_view(shell: Any, config: Config, host: Host) -> SandboxView | None:
+    """Whether a sandbox will run the session's next shell call, for the policy (None: a
+    shell that says nothing about sandboxes, as in unit tests)."""
+    sandbox_for = getattr(shell, "sandbox_for", None)
+    if sandbox_for is None:
+        return None
+    box = sandbox_for(config.sandbox)
+    if box is not None:
+        return view_of(box, config)
+    if config.sandbox.mode == "off":
+        return SandboxView(False, "the sandbox is off (sandbox.mode)")
+    warn_no_sandbox_once(host)
+    return SandboxView(False, "no sandbox works on this machine")
 
 
 def _short(command: str, width: int = 80) -> str:
@@ -149,6 +192,11 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
             return result
 
         options = sandbox_options(ctx.shell, ctx.config, ctx.host)
+        if ctx.sandbox_required and options.get("box") is None:
+            raise ToolError(
+                f"refused to run `{_short(command)}`: it was allowed without a question only to run in the "
+                "sandbox (sandbox.autoAllow), and no sandbox runs it now"
+            )
         result = await run_once(options)
         text = format_result(result, timeout)
         if options.get("box") is not None and sbx.failed_on_sandbox(result.output, result.exit_code):
