@@ -1,6 +1,11 @@
 """The bash tool: a command in the session's agent shell (`engine/agentshell.py`: one
 persistent sandboxed bash per session, apart from the user's `!` shell), with the
-configured caps."""
+configured caps.
+
+It also tells the policy whether a sandbox will run a call (`sandbox_view`), and after a
+sandboxed run reads what the sandbox stopped (`guard/walls.py`): the user may then let that
+exact command run again outside the sandbox, a question that names what was stopped and is
+never asked for a protected path."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from coder_ls.agent.grants import SandboxView
 from coder_ls.agent.tools.base import ShellResultLike, Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.host import Host
 from coder_ls.guard import sandbox as sbx
+from coder_ls.guard import walls
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved, ShellFinished, ShellOutput
 
@@ -128,19 +134,43 @@ def format_result(result: ShellResultLike, timeout: float) -> str:
     return "\n".join(parts)
 
 
-async def ask_outside(ctx: ToolContext, command: str) -> bool:
+def outside_question(command: str, what: walls.Stopped, *, unasked: bool) -> str:
+    """The offer to run outside: what the sandbox stopped, and exactly what will run."""
+    lines = [f"The sandbox stopped `{_short(command, 200)}`: {what.named()}."]
+    if unasked:
+        lines.append("It ran in the sandbox without a question (sandbox.autoAllow).")
+    lines.append("Run this exact command again outside the sandbox, with your own permissions, files and network?")
+    if _short(command, 200) != command.strip():
+        lines.append(command if len(command) <= 4000 else command[:4000] + "\n… (cut here; the whole command runs)")
+    return "\n".join(lines)
+
+
+async def ask_outside(ctx: ToolContext, command: str, what: walls.Stopped) -> bool:
     """May this exact command, which failed on the sandbox, run again outside it?"""
     summary = f"run `{_short(command, 200)}` again outside the sandbox"
     ctx.emit(ApprovalRequested(call_id=ctx.call_id, tool="bash", summary=summary))
-    choice = await ctx.host.ask(
-        "warning",
-        f"The sandbox stopped `{_short(command, 200)}` (no writes outside the workspace, no network). "
-        "Run this exact command again outside the sandbox?",
-        [RUN_OUTSIDE, KEEP],
-    )
+    message = outside_question(command, what, unasked=ctx.sandbox_required)
+    choice = await ctx.host.ask("warning", message, [RUN_OUTSIDE, KEEP])
     ok = choice == RUN_OUTSIDE
     ctx.emit(ApprovalResolved(call_id=ctx.call_id, decision="allowOnce" if ok else "deny"))
     return ok
+
+
+def _stopped(ctx: ToolContext, command: str, result: ShellResultLike, box: sbx.Sandbox, before: Any) -> walls.Stopped:
+    view = view_of(box, ctx.config)
+    after = getattr(ctx.shell, "cwd", None)
+    cwds = [Path(c) for c in dict.fromkeys((before, after)) if c is not None] or [ctx.root]
+    return walls.stopped(
+        command,
+        result.output,
+        result.exit_code,
+        root=ctx.root,
+        cwds=cwds,
+        writable=view.writable,
+        backend=view.backend,
+        network=view.network,
+        refused_domains=tuple(getattr(result, "refused_domains", ()) or ()),
+    )
 
 
 def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]:
@@ -192,20 +222,30 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
             return result
 
         options = sandbox_options(ctx.shell, ctx.config, ctx.host)
-        if ctx.sandbox_required and options.get("box") is None:
+        box = options.get("box")
+        if ctx.sandbox_required and box is None:
             raise ToolError(
                 f"refused to run `{_short(command)}`: it was allowed without a question only to run in the "
                 "sandbox (sandbox.autoAllow), and no sandbox runs it now"
             )
         result = await run_once(options)
         text = format_result(result, timeout)
-        if options.get("box") is not None and sbx.failed_on_sandbox(result.output, result.exit_code):
-            if await ask_outside(ctx, command):
+        what = _stopped(ctx, command, result, box, cwd) if box is not None else walls.Stopped()
+        if what.protected:
+            text += (
+                f"\n[the sandbox stopped it: {what.named()}. Running it outside the sandbox is not offered "
+                "for a protected path; write it with the file tools, which ask the user, or leave it]"
+            )
+        elif what.offer:
+            if await ask_outside(ctx, command, what):
                 ctx.report(f"Running outside the sandbox: {_short(command)}")
                 result = await run_once({k: v for k, v in options.items() if k != "box"}, outside=True)
                 text += "\n[the user approved running it again outside the sandbox:]\n" + format_result(result, timeout)
             else:
-                text += f"\n[it failed inside the sandbox ({sbx.WALLS}); the user did not approve running it outside]"
+                text += (
+                    f"\n[it failed inside the sandbox ({what.named()}; {sbx.WALLS}); "
+                    "the user did not approve running it outside]"
+                )
         return ToolOutput(text, is_error=result.timed_out)
 
     return Tool(
