@@ -9,13 +9,15 @@ Read-only file system`), Python (`OSError: [Errno 30] Read-only file system: '/x
 …`). "Read-only file system" (EROFS) and "Device or resource busy" (EBUSY: a pinned entry
 renamed over or removed) come from the sandbox's read-only mounts; "Permission denied" and
 "Operation not permitted" are the sandbox's under Landlock, or for a path outside the
-folders it may write, and otherwise the file's own permissions. A domain comes from the
+folders it may write, and otherwise the file's own permissions; "Is a directory" only for a
+protected name (the empty directory that holds a missing one). A domain comes from the
 proxy's refusal (`coder-ls proxy: <domain> is not allowed (sandbox.network)`) or from the
 caller's list.
 
 Such a line counts whatever the command's exit code (`echo x > /outside/f; echo done`
 exits 0 with its write lost), unless the line only reads (a reader printing these words is
-quoting them). Without a named path, a failed command (exit code not 0) whose output says
+quoting them) or, the command having exited 0, the line calls itself a warning (pytest's
+cache it could not write). Without a named path, a failed command (exit code not 0) whose output says
 one of those errors, or that a name could not be resolved, still counts, unnamed.
 
 The output is the command's own: it can print such a line for a path it never tried. The
@@ -41,11 +43,12 @@ ERRORS = {
     "resource busy or locked": "ebusy",
     "permission denied": "eacces",
     "operation not permitted": "eperm",
+    "is a directory": "eisdir",  # a protected name held by an empty directory (a placeholder)
 }
-_ERR = (
-    r"(?P<err>read-only file system|device or resource busy|resource busy or locked|permission denied"
-    r"|operation not permitted)"
+_FAILURES = (
+    r"read-only file system|device or resource busy|resource busy or locked|permission denied|operation not permitted"
 )
+_ERR = rf"(?P<err>{_FAILURES}|is a directory)"
 _Q = r"['\u2018\u2019\"`]"
 _NAME = r"[^'\u2018\u2019\"`\n]+"
 _LINE_PATTERNS = (
@@ -56,7 +59,7 @@ _LINE_PATTERNS = (
     # `prog: cannot touch 'x': ERR`, `fatal: Unable to create '/x': ERR`: the last quoted name
     re.compile(rf"^[^\n]*{_Q}(?P<path>{_NAME}){_Q}[^'\n]*?: {_ERR}\s*$", re.I | re.M),
     # `bash: line 1: x: ERR`, `sh: 1: cannot create x: ERR`, `error: could not lock config file x: ERR`
-    re.compile(rf"^[^\n:]*:(?: line \d+:| \d+:)? (?P<path>[^:\n'\u2018\u2019\"`]+): {_ERR}\s*$", re.I | re.M),
+    re.compile(rf"^[^\n:]*:(?: line \d+:| \d+:)? (?P<path>[^:\n]+): {_ERR}\s*$", re.I | re.M),
 )
 _PROXY = re.compile(r"coder-ls proxy: (?P<domain>[A-Za-z0-9*._-]+) is not allowed \(sandbox\.network\)")
 _NETWORK = re.compile(
@@ -64,7 +67,7 @@ _NETWORK = re.compile(
     r"network is unreachable|getaddrinfo \w+).*$",
     re.I | re.M,
 )
-_GENERIC = re.compile(r"^.*" + _ERR + r".*$", re.I | re.M)
+_GENERIC = re.compile(rf"^.*(?:{_FAILURES}).*$", re.I | re.M)
 # What git executes or trusts inside `.git` (the git lane keeps these read-only): a wall
 # there is a protected path; anything else in `.git` (the index, objects, refs) is git's data.
 GIT_TRUSTED = frozenset({"config", "config.worktree", "hooks", "info", "commondir", "worktrees", "modules"})
@@ -138,20 +141,25 @@ def protected_reason(path: Path, root: Path) -> str:
 def _path_of(text: str) -> str:
     """The path in `cannot create x` or `could not lock config file .git/config`."""
     text = text.strip()
-    if " " in text:
-        last = text.rsplit(" ", 1)[1]
-        if "/" in last or "." in last or not os.path.isabs(text):
-            return last
-    return text
+    if " " in text and not os.path.isabs(text):
+        text = text.rsplit(" ", 1)[1]
+    return text.strip("'\u2018\u2019\"`")
 
 
-def _paths(output: str) -> Iterable[tuple[str, str]]:
+def _paths(output: str, *, warnings: bool) -> Iterable[tuple[str, str]]:
+    """(path, error) of each error line; `warnings`: also the lines that call themselves one
+    (`PytestCacheWarning: could not create cache path …`), which do not fail a command."""
     for i, pattern in enumerate(_LINE_PATTERNS):
         for m in pattern.finditer(output):
+            start = output.rfind("\n", 0, m.start()) + 1
+            end = output.find("\n", m.end())
+            if not warnings and "warning" in output[start : end if end >= 0 else len(output)].lower():
+                continue
             path = m.groupdict().get("path2") or m.group("path")
             if i == 3:
                 path = _path_of(path)
-            yield path, ERRORS[m.group("err").lower()]
+            if path:
+                yield path, ERRORS[m.group("err").lower()]
 
 
 def _inside(real: Path, writable: Sequence[str]) -> bool:
@@ -192,11 +200,12 @@ def stopped(
     for domain in (*refused_domains, *(m.group("domain") for m in _PROXY.finditer(output))):
         add(Wall("domain", domain.lower()))
     if not is_read_only(line):
-        for raw, error in _paths(output):
+        for raw, error in _paths(output, warnings=exit_code not in (0, None)):
             places = [Path(os.path.normpath(c / raw)) for c in cwds] or [Path(raw)]
             why = next((r for p in places if (r := protected_reason(p, root))), "")
             outside = not any(_inside(Path(os.path.realpath(p)), writable) for p in places)
-            if why or error in ("erofs", "ebusy") or backend == "landlock" or outside:
+            sandboxs = error in ("erofs", "ebusy") or (error != "eisdir" and (backend == "landlock" or outside))
+            if why or sandboxs:
                 add(Wall("path", raw, error, why))
     if not walls and exit_code not in (0, None):
         if network != "all" and (m := _NETWORK.search(output)):

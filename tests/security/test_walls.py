@@ -115,3 +115,20 @@ def test_nothing_stopped(root: Path) -> None:
     assert not walls(root, "make", "error: no rule to make target\n", 2)
     assert not walls(root, "true", "", 0)
     assert not walls(root, "sleep 99", "Read-only file system", None)  # timed out: no exit code
+
+
+def test_a_warning_of_a_command_that_succeeded_is_no_wall(root: Path) -> None:
+    out = "PytestCacheWarning: could not create cache path x: [Errno 30] Read-only file system: '/ws/.pytest_cache'\n"
+    assert not walls(root, "python3 -m pytest -q", out + "1 passed\n", 0)
+    assert walls(root, "python3 -m pytest -q", out, 1).walls[0].what == "/ws/.pytest_cache"
+
+
+def test_an_apostrophe_in_the_message(root: Path) -> None:
+    out = "sed: couldn't open temporary file ./sedAb12: Read-only file system\n"
+    assert walls(root, "sed -i s/a/b/ f", out, 4).walls == (Wall("path", "./sedAb12", "erofs"),)
+
+
+def test_a_placeholder_directory_holding_a_protected_name(root: Path) -> None:
+    got = walls(root, "echo x > .envrc; echo done", "bash: line 1: .envrc: Is a directory\ndone\n", 0)
+    assert got.protected and not got.offer
+    assert not walls(root, "echo x > build", "bash: line 1: build: Is a directory\n", 1)  # an ordinary error
