@@ -68,6 +68,19 @@ _NETWORK = re.compile(
     re.I | re.M,
 )
 _GENERIC = re.compile(rf"^.*(?:{_FAILURES}).*$", re.I | re.M)
+# Words one of the above needs: an output with none of them is read no further (most are).
+_CLUES = (
+    "file system",
+    "busy",
+    "denied",
+    "not permitted",
+    "directory",
+    "coder-ls proxy",
+    "resolv",
+    "unreachable",
+    "name or service",
+    "getaddrinfo",
+)
 # What git executes or trusts inside `.git` (the git lane keeps these read-only): a wall
 # there is a protected path; anything else in `.git` (the index, objects, refs) is git's data.
 GIT_TRUSTED = frozenset({"config", "config.worktree", "hooks", "info", "commondir", "worktrees", "modules"})
@@ -171,6 +184,12 @@ def _quote(line: str) -> str:
     return line if len(line) <= QUOTE_WIDTH else line[:QUOTE_WIDTH] + "…"
 
 
+def clues(output: str, refused_domains: Sequence[str] = ()) -> bool:
+    """Whether the output may tell of a wall at all (most do not: they are read no further)."""
+    low = output.lower()
+    return bool(refused_domains) or any(clue in low for clue in _CLUES)
+
+
 def stopped(
     command: str,
     output: str,
@@ -186,6 +205,8 @@ def stopped(
     """What the sandbox stopped in this run of `command`. `cwds`: where the shell was
     before and after it (a relative name is judged against each); `writable`: the real
     folders it may write; `network`: "none", "all" or "domains"."""
+    if not clues(output, refused_domains):
+        return Stopped()
     from coder_ls.guard.shellparse import parse
     from coder_ls.guard.shellparse.reach import writes
     from coder_ls.guard.shellparse.readers import is_read_only

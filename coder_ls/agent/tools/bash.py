@@ -157,6 +157,9 @@ async def ask_outside(ctx: ToolContext, command: str, what: walls.Stopped) -> bo
 
 
 def _stopped(ctx: ToolContext, command: str, result: ShellResultLike, box: sbx.Sandbox, before: Any) -> walls.Stopped:
+    refused = tuple(getattr(result, "refused_domains", ()) or ())
+    if not walls.clues(result.output, refused):
+        return walls.Stopped()
     view = view_of(box, ctx.config)
     after = getattr(ctx.shell, "cwd", None)
     cwds = [Path(c) for c in dict.fromkeys((before, after)) if c is not None] or [ctx.root]
@@ -169,7 +172,7 @@ def _stopped(ctx: ToolContext, command: str, result: ShellResultLike, box: sbx.S
         writable=view.writable,
         backend=view.backend,
         network=view.network,
-        refused_domains=tuple(getattr(result, "refused_domains", ()) or ()),
+        refused_domains=refused,
     )
 
 
