@@ -274,7 +274,7 @@ def _shell_decision(
 def _in_sandbox(line: ParsedLine, config: Config, view: SandboxView, root: Path, cwd: Path) -> tuple[bool, str, bool]:
     """(the sandbox runs the line unasked, else why not, and whether that is a protected path)."""
     if not config.sandbox.auto_allow:
-        return False, "sandbox.autoAllow is off", False
+        return False, "", False  # the user's choice: the question needs no reason
     if not view.runs:
         return False, view.why_not or "no sandbox will run it", False
     written, _hidden = reach.writes(line)  # a write nobody can name before it runs: the sandbox holds it
