@@ -14,14 +14,38 @@ import msgspec
 
 from coder_ls.globs import glob_match
 
-__all__ = ["Action", "Decision", "Grant", "SessionGrants"]
+__all__ = ["Action", "Decision", "Grant", "SandboxView", "SessionGrants"]
 
 Action = Literal["allow", "ask", "deny"]
 
 
 class Decision(msgspec.Struct, frozen=True):
+    """The policy's answer. `sandbox` says what the sandbox had to do with it: "sandboxed"
+    when the call runs unasked because the sandbox holds it (`sandbox.autoAllow`), else why
+    the sandbox could not take a call the preset asks about ("it needs the network …"), so
+    that the question can say it; "" when the sandbox played no part."""
+
     action: Action
     reason: str = ""
+    sandbox: str = ""
+
+
+class SandboxView(msgspec.Struct, frozen=True):
+    """Whether a sandbox will run a shell call, and what it lets the call reach: the policy's
+    view of it, built by the caller (the bash tool's `sandbox_view`), never the shell itself.
+
+    `writable`: absolute real folders the call may write (the workspace in `workspace-write`,
+    `sandbox.writableRoots`, the sandbox's /tmp and cache); `network`: "none", "all", or
+    "domains" (only `allowed_domains`, never `denied_domains`, through the server's proxy)."""
+
+    runs: bool
+    why_not: str = ""  # when it will not: "the sandbox is off (sandbox.mode)", ...
+    backend: str = ""  # "bwrap" | "landlock"
+    mode: str = ""  # "workspace-write" | "read-only"
+    writable: tuple[str, ...] = ()
+    network: Literal["none", "all", "domains"] = "none"
+    allowed_domains: tuple[str, ...] = ()
+    denied_domains: tuple[str, ...] = ()
 
 
 class Grant(msgspec.Struct, frozen=True):

@@ -1,11 +1,18 @@
 """Permission policy: may this tool call run, must the user be asked, or is it refused?
 
+It judges the tool's typed input (`agent/toolcall.py` parses the model's before anything
+else; callers outside the pipeline may still pass the model's dict).
+
 Order: the agent's tool allowlist; the tool-level risk checks (a refused shell command,
 a path leaving the workspace: deny whatever the preset); the protected paths (a file
 tool writing `.git/` or `.coder/` is always asked about, whatever the preset, rules or
 grants say); then the rules, which refine the preset: a matching `deny` wins, a matching
 `ask` beats the preset's `allow`, a matching `allow` (or a session grant) beats the
-preset's `ask`.
+preset's `ask`. Where the preset would ask about a shell line (contract section 20): a
+read-only line runs unasked in every preset but `strict` (`shellparse/readers.py`); with
+`sandbox.autoAllow`, a line the sandbox will run and can hold runs unasked too, while one
+it cannot (a visible write outside its writable folders or into a protected path, the
+network it lacks or a domain it refuses, no sandbox) is asked about, saying why.
 
 Shell commands are matched on the structure `guard.shellparse` gives, never on raw
 text. A deny rule for a program catches it wherever it runs: behind wrappers (`env`,
@@ -22,13 +29,13 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
-from coder_ls.agent.grants import Action, Decision, Grant, SessionGrants
+from coder_ls.agent.grants import Action, Decision, Grant, SandboxView, SessionGrants
 from coder_ls.agent.grantscope import covers as _covers
 from coder_ls.agent.grantscope import (
     grant_words,
@@ -40,8 +47,10 @@ from coder_ls.agent.grantscope import skip_assignments as _skip_assignments
 from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
 from coder_ls.globs import glob_match
 from coder_ls.guard.protected import protected_name, protected_reason_for
-from coder_ls.guard.shellparse import INTERPRETERS, Command, ParsedLine, parse
+from coder_ls.guard.protected import reason as protected_why
+from coder_ls.guard.shellparse import INTERPRETERS, Command, ParsedLine, parse, reach
 from coder_ls.guard.shellparse.indirect import GIT_BUILTINS, code_strings, git_subcommand, is_interpreter
+from coder_ls.guard.shellparse.readers import QUIET_TARGETS, is_read_only
 from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved
@@ -193,7 +202,14 @@ def _forbidden(word: str, forbidden: tuple[str, ...]) -> bool:
 
 
 def _shell_decision(
-    command: str, config: Config, grants: SessionGrants | None, root: Path, turn: Collection[ToolGrant] = ()
+    command: str,
+    config: Config,
+    grants: SessionGrants | None,
+    root: Path,
+    turn: Collection[ToolGrant] = (),
+    *,
+    sandbox: SandboxView | None = None,
+    cwd: Path | None = None,
 ) -> Decision:
     line = parse(command, cwd=str(root))
     rules = [r for r in config.rules if r.tool in ("bash", "*")]
@@ -240,7 +256,66 @@ def _shell_decision(
 
         if all(any(_covers(p, c) for p in prefixes) or by_grant(c) for c in commands):
             return Decision("allow", "allowed by the command's allowed-tools")
+    if preset == "ask" and config.permissions != "strict":
+        if is_read_only(line):
+            return Decision("allow", "a read-only command")
+        if sandbox is not None:
+            unasked, note, protected = _in_sandbox(line, config, sandbox, root, cwd or root)
+            if unasked:
+                return Decision("allow", "it runs in the sandbox (sandbox.autoAllow)", sandbox="sandboxed")
+            if protected and not why_not:
+                why_not = note  # a protected path keeps its question: a hook's allow does not stand in
+            reason = f"preset {config.permissions}" + (f" ({why_not})" if why_not else "")
+            return Decision(preset, reason, sandbox=note)
     return Decision(preset, f"preset {config.permissions}" + (f" ({why_not})" if why_not else ""))
+
+
+def _in_sandbox(line: ParsedLine, config: Config, view: SandboxView, root: Path, cwd: Path) -> tuple[bool, str, bool]:
+    """(the sandbox runs the line unasked, else why not, and whether that is a protected path)."""
+    if not config.sandbox.auto_allow:
+        return False, "", False  # the user's choice: the question needs no reason
+    if not view.runs:
+        return False, view.why_not or "no sandbox will run it", False
+    written, _hidden = reach.writes(line)  # a write nobody can name before it runs: the sandbox holds it
+    real_root = root.resolve()
+    for w in written:
+        if w.target in QUIET_TARGETS:
+            continue
+        if w.after_cd:  # relative to a folder the line moves to: only its name can be judged
+            if name := protected_name(Path(w.target).parts):
+                return False, f"it writes {w.target}, a protected path: {protected_why(name)}", True
+            continue
+        lexical = Path(os.path.normpath(cwd / os.path.expanduser(w.target)))
+        real = Path(os.path.realpath(lexical))
+        for path, top in ((real, real_root), (lexical, Path(os.path.abspath(root)))):
+            if why := protected_reason_for(path, top):  # the workspace's names and the home's
+                return False, f"it writes {w.target}, a protected path: {why}", True
+        if real.is_relative_to(real_root):  # bound read-only over any /tmp it lies in
+            held = view.mode == "workspace-write"
+        else:
+            held = any(real.is_relative_to(top) for top in view.writable)
+        if not held:
+            return False, f"it writes {w.target}, outside the folders the sandbox lets it write", False
+    line_hosts = reach.hosts(line)
+    if view.network == "none" and (needs := reach.network_needs(line)):
+        return False, f"it needs the network (`{needs[0]}`) and the sandbox has none (sandbox.network)", False
+    if view.network == "domains":
+        for host in line_hosts:
+            if not domain_allowed(host, view.allowed_domains, view.denied_domains):
+                return False, f"it reaches {host}, a domain sandbox.network does not allow", False
+    return True, "", False
+
+
+def domain_allowed(host: str, allowed: Sequence[str], denied: Sequence[str]) -> bool:
+    """`host` under `sandbox.network`'s domain rules: a denied one never, else an allowed
+    one (`x.com` exactly, `*.x.com` its sub-domains)."""
+    host = host.lower().rstrip(".")
+
+    def match(pattern: str) -> bool:
+        p = pattern.lower().rstrip(".")
+        return host.endswith(p[1:]) if p.startswith("*.") else host == p
+
+    return not any(match(d) for d in denied) and any(match(a) for a in allowed)
 
 
 def _words_of(command: str | None) -> tuple[str, ...] | None:
@@ -278,10 +353,34 @@ def preset_action(preset: str, tool: str) -> Action:
 # --- input access -------------------------------------------------------------------------
 
 
-def _field(input: Any, name: str) -> Any:
-    if isinstance(input, dict):
-        return input.get(name)
-    return getattr(input, name, None)
+class _ShellInput(Protocol):
+    @property
+    def command(self) -> str: ...
+
+
+class _PathInput(Protocol):
+    @property
+    def path(self) -> str | None: ...
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _command_of(input: _ShellInput | Mapping[str, Any] | object) -> str | None:
+    """A shell tool's command: its typed input's `command` (a dict's key from callers
+    outside the pipeline)."""
+    if isinstance(input, Mapping):
+        return _text(input.get("command"))
+    return _text(getattr(input, "command", None))
+
+
+def _path_of(input: _PathInput | Mapping[str, Any] | object) -> str | None:
+    """A file tool's path: its typed input's `path` (a dict's key from callers outside the
+    pipeline)."""
+    if isinstance(input, Mapping):
+        return _text(input.get("path"))
+    return _text(getattr(input, "path", None))
 
 
 def _default_check(command: str, root: Path) -> str | None:
@@ -303,7 +402,7 @@ def protected_reason(tool: str, input: Any, root: Path) -> str | None:
     """Why a file tool writing this path must be asked about (`guard/protected.py`)."""
     if tool not in WRITE_TOOLS:
         return None
-    raw = _field(input, "path")
+    raw = _path_of(input)
     if not isinstance(raw, str) or not raw:
         return None
     lexical = Path(os.path.normpath(root / raw))
@@ -319,7 +418,7 @@ def _rel_for(tool: str, input: Any, root: Path, config: Config) -> tuple[str | N
     """(relative path for rules, refusal reason) of a file tool's input."""
     if tool not in PATH_TOOLS:
         return None, None
-    raw = _field(input, "path")
+    raw = _path_of(input)
     if not isinstance(raw, str) or not raw:
         raw = "."
     try:
@@ -345,26 +444,31 @@ def decide(
     check_command: CommandCheck | None = None,
     turn_grants: Collection[ToolGrant] = (),
     skill_dirs: Sequence[Path] = (),
+    sandbox: SandboxView | None = None,
+    cwd: Path | None = None,
 ) -> Decision:
-    """Whether `tool` may run with `input` (a typed struct or the model's dict).
-    `turn_grants`: what the command that started this turn allows (`allowed-tools`);
-    `skill_dirs`: the user's and plugins' skill folders, which the read tools may read."""
+    """Whether `tool` may run with `input` (the tool's typed struct; the model's dict from
+    callers outside the pipeline). `turn_grants`: what the command that started this turn
+    allows (`allowed-tools`); `skill_dirs`: the user's and plugins' skill folders, which the
+    read tools may read; `sandbox`: whether a sandbox will run a shell call and what it lets
+    it reach (None: the caller does not say, and nothing runs unasked for the sandbox's
+    sake); `cwd`: the shell's working directory, where a relative path in the line lands."""
     if allowed_tools is not None and tool not in allowed_tools:
         return Decision("deny", f"the tool {tool} is not available to this agent")
     if tool in READ_TOOLS and skill_dirs:
-        raw = _field(input, "path")
+        raw = _path_of(input)
         if isinstance(raw, str) and skill_file(raw, list(skill_dirs)) is not None:
             return Decision("allow", "a file of an installed skill's folder (read only)")
     grants = session_grants if (session_grants is not None and config.permissions != "strict") else None
 
     if tool in SHELL_TOOLS:
-        command = _field(input, "command")
+        command = _command_of(input)
         if not isinstance(command, str) or not command.strip():
             return Decision("deny", "no command given")
         refusal = (check_command or _default_check)(command, root)
         if refusal:
             return Decision("deny", refusal)
-        return _shell_decision(command, config, grants, root, turn_grants)
+        return _shell_decision(command, config, grants, root, turn_grants, sandbox=sandbox, cwd=cwd)
 
     rel, refusal = _rel_for(tool, input, root, config)
     if refusal:
@@ -419,7 +523,7 @@ def approval_scope(tool: str, input: Any, root: Path, config: Config | None = No
     than itself, and is asked about again anyway.
     """
     if tool in SHELL_TOOLS:
-        command = _field(input, "command")
+        command = _command_of(input)
         if not isinstance(command, str):
             return [Grant(tool, command=str(command))]
         line = parse(command, cwd=str(root))
@@ -448,11 +552,11 @@ def approval_scope(tool: str, input: Any, root: Path, config: Config | None = No
 
 def describe_call(tool: str, input: Any, root: Path) -> str:
     """A one-line summary for the approval question: "run `npm test`", "edit src/app.py"."""
-    command = _field(input, "command")
+    command = _command_of(input)
     if tool in SHELL_TOOLS and isinstance(command, str):
         short = command if len(command) <= 200 else command[:200] + "…"
         return f"run `{short}`"
-    path = _field(input, "path")
+    path = _path_of(input)
     if isinstance(path, str):
         verb = {"read": "read", "write": "write", "edit": "edit", "multiEdit": "edit"}.get(tool, tool)
         why = protected_reason(tool, input, root)

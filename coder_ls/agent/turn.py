@@ -24,13 +24,12 @@ from coder_ls.agent.compact import (
 from coder_ls.agent.complexity import TODO_REMINDER, is_complex
 from coder_ls.agent.grants import SessionGrants
 from coder_ls.agent.hooksite import HookSites
-from coder_ls.agent.paths import call_paths
 from coder_ls.agent.prompt import system_prompt
 from coder_ls.agent.references import prompt_content
 from coder_ls.agent.requestmsgs import RequestMessages
-from coder_ls.agent.review import question_diff, review_call
 from coder_ls.agent.skills import UsedSkills
 from coder_ls.agent.streaming import watched
+from coder_ls.agent.toolcall import ToolCalls
 from coder_ls.agent.tools import ToolContext, ToolRegistry, ToolSpec
 from coder_ls.agent.tools.base import SubagentRunner
 from coder_ls.agent.tools.bash import sandbox_options
@@ -67,7 +66,6 @@ from coder_ls.protocol.events import (
 )
 from coder_ls.protocol.messages import (
     Block,
-    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
@@ -159,8 +157,15 @@ class Turn:
         self.verify_attempts = 0
         self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
         self.turn_effort: str | None = None  # the starting command's effort (else the session's)
-        self._checked: tuple[str, Path, str | None] | None = None  # the policy's last command check
         self.hooks = HookSites(ctx, hooks, agent_type)
+        self.calls = ToolCalls(
+            self.ctx,
+            tools,
+            self.hooks,
+            config=lambda: self.config,
+            persist_rule=self.turn.persist_rule,
+            turn_grants=lambda: self.turn_grants,
+        )
 
     @property
     def config(self) -> Config:
@@ -348,73 +353,15 @@ class Turn:
         self.record(Message(role="user", content=list(results)))
 
     async def run_call(self, call: ToolUseBlock) -> ToolResultBlock:
-        self.turn.emit(ToolCallBegin(call_id=call.id, tool=call.name, input=call.input))
-        await self.turn.host.fetch_documents(call_paths(call.input, self.turn.root))
-        self.ctx.call_id = call.id
-        self._checked = None
-        tool = self.tools.get(call.name)
-        images: list[ImageBlock] = []
-        if tool is None:
-            text, is_error = f"Unknown tool {call.name!r}. Tools: {', '.join(self.tools.names())}.", True
-        else:
-            # the policy and its shell parser: imported by the first tool call, not the first request
-            from coder_ls.agent.policy import approve, decide, describe_call
-
-            gate = await self.hooks.before_tool(call)  # PreToolUse: may change the input, never widen the rules
-            call_input = gate.input
-            decision = decide(
-                call.name,
-                call_input,
-                self.config,
-                self.ctx.grants,
-                root=self.turn.root,
-                check_command=self.check_in_cwd,
-                turn_grants=self.turn_grants,
-                skill_dirs=self.ctx.skill_dirs(),
-            )
-            decision = gate.settle(decision, self.config.permissions)
-            if decision.action == "ask" and not review_call(self.ctx, call.name, call_input):
-                decision = await self.hooks.permission(call, call_input, decision, self.config.permissions)
-            text, is_error = "", False
-            if decision.action == "deny":
-                text, is_error = f"Not allowed: {decision.reason}", True
-            elif decision.action == "ask" and review_call(self.ctx, call.name, call_input):
-                self.ctx.review_edit = call.name  # the edit itself is the question (section 15)
-            elif decision.action == "ask":
-                summary = describe_call(call.name, call_input, self.turn.root)
-                diff = question_diff(self.ctx, call.name, call_input)
-                answer = await approve(
-                    self.ctx, call.name, call_input, summary, self.persist_rule, call_id=call.id, detail=diff
-                )
-                if not answer.allowed:
-                    text, is_error = answer.message, True
-            if not text:
-                self.ctx.config = self.config
-                if decision.action == "allow" and self._checked is not None and self._checked[2] is None:
-                    self.ctx.checked = self._checked[:2]  # no question was awaited: nothing ran since
-                try:
-                    output = await tool.call(self.ctx, call_input)
-                finally:
-                    self.ctx.review_edit = None
-                    self.ctx.checked = None
-                text = await self.hooks.after_tool(call, call_input, output.text, output.is_error)
-                is_error, images = output.is_error, list(output.images)
-        self.turn.emit(ToolCallEnd(call_id=call.id, output=text, is_error=is_error))
-        return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error, images=images)
+        """One call through the pipeline (`agent/toolcall.py`): parse, hooks, policy, ask, run."""
+        return await self.calls.run(call)
 
     def persist_rule(self, rule: Rule) -> None:
-        self.turn.persist_rule(rule)
-        self.ctx.config = self.config
+        self.calls.persist_rule(rule)
 
     def check_in_cwd(self, command: str, root: Path) -> str | None:
         """The refused-command check, with relative paths taken from the shell's cwd."""
-        from coder_ls.guard.safety import check_command  # the shell parser: once a command is called
-
-        shell = self.session.agent_shell
-        cwd = shell.cwd
-        result = check_command(command, root, cwd=cwd, env=shell.exports())
-        self._checked = (command, cwd, result)
-        return result
+        return self.calls.check_in_cwd(command, root)
 
     async def maybe_verify(self) -> bool:
         config, root = self.config, self.turn.root

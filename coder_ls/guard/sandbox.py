@@ -48,16 +48,6 @@ if TYPE_CHECKING:
 
 # Caches that tools keep under ~ (read-only in the sandbox) go to a per-workspace directory.
 CACHE_ENV = ("XDG_CACHE_HOME", "npm_config_cache", "PIP_CACHE_DIR", "GOCACHE", "GOMODCACHE", "YARN_CACHE_FOLDER")
-# What a command that failed because of the sandbox says.
-SANDBOX_FAILURES = (
-    "read-only file system",
-    "permission denied",
-    "network is unreachable",
-    "could not resolve host",
-    "temporary failure in name resolution",
-    "name or service not known",
-    "operation not permitted",
-)
 
 
 class Sandbox(msgspec.Struct, frozen=True):
@@ -296,11 +286,3 @@ WALLS = (
     "Under Landlock (the fallback) no entry can be created, renamed or removed directly at the workspace's top "
     "either: create top-level files with the write tool"
 )
-
-
-def failed_on_sandbox(output: str, exit_code: int | None) -> bool:
-    """A command that failed and says why in a way the sandbox causes."""
-    if exit_code in (0, None):
-        return False
-    low = output.lower()
-    return any(s in low for s in SANDBOX_FAILURES)

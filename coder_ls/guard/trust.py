@@ -47,7 +47,7 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
         "`.coder/config.json`",
         "narrows only: its `rules`, `secrets.envNames` and `sandbox.network.deniedDomains` are added to the "
         "user's (a deny wins); a wider preset, `allow` rules, `sandbox` off/network/allowed domains/writable "
-        "roots, verify commands, "
+        "roots/autoAllow on, verify commands, "
         '`allowOutsideWorkspace`, `provider`, `model: "scripted"` and `scriptedFile` are left out with '
         "one warning",
         "the widening values apply, as they were when trusted (a change is asked again)",
@@ -171,6 +171,8 @@ def split_widening(values: Mapping[str, Any], base_preset: str = "balanced") -> 
                 sandbox.pop("network")
         if isinstance(sandbox.get("writableRoots"), list) and sandbox["writableRoots"]:
             wide_sandbox["writableRoots"] = sandbox.pop("writableRoots")
+        if sandbox.get("autoAllow") is True:  # it may turn unasked sandboxed runs off, never on
+            wide_sandbox["autoAllow"] = sandbox.pop("autoAllow")
         if wide_sandbox:
             wide["sandbox"] = wide_sandbox
     return kept, wide

@@ -105,6 +105,9 @@ class SandboxConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # false: no network; true: all of it; domains: only those, through the server's proxy
     network: bool | NetworkDomains = False
     writable_roots: list[str] = msgspec.field(default_factory=list)  # absolute, or relative to the workspace
+    # A bash call the preset would ask about runs unasked when the sandbox will run it and can
+    # hold it (contract section 20); a workspace may turn this off, never on (guard/trust.py).
+    auto_allow: bool = True
 
 
 class SecretsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):

@@ -130,10 +130,12 @@ async def test_cancel_interrupts_the_turn_and_the_next_prompt_runs(ws, fake):
 
 
 async def test_a_rejected_permission_is_a_denial_a_cancelled_one_cancels_the_turn(ws, fake):
-    fake.push(
-        calls(tool_call("bash", {"command": "echo first"}, "toolu_b1")),
+    (ws / ".coder").mkdir(exist_ok=True)  # the workspace narrows: nothing runs unasked for the sandbox's sake
+    (ws / ".coder" / "config.json").write_text('{"sandbox": {"autoAllow": false}}')
+    fake.push(  # `echo` only reads (never asked): `touch` is asked
+        calls(tool_call("bash", {"command": "touch first"}, "toolu_b1")),
         reply("denied, fine"),
-        calls(tool_call("bash", {"command": "echo second"}, "toolu_b2")),
+        calls(tool_call("bash", {"command": "touch second"}, "toolu_b2")),
         reply("never sent"),
     )
     async with acp_agent(ws, api_env(fake)) as a:
@@ -142,7 +144,7 @@ async def test_a_rejected_permission_is_a_denial_a_cancelled_one_cancels_the_tur
         answer = await a.conn.prompt(session_id=sid, prompt=[helpers.text_block("run first")])
         assert answer.stop_reason == "end_turn"
         denied = tool_results(fake.message_requests[1])["toolu_b1"]
-        assert denied.get("is_error") and "denied" in str(denied["content"])
+        assert denied.get("is_error") and "denied" in str(denied["content"]) and not (ws / "first").exists()
         a.client.answer = lambda q: None  # the client answers `cancelled` (its user cancelled the turn)
         answer = await asyncio.wait_for(a.conn.prompt(session_id=sid, prompt=[helpers.text_block("run second")]), 15)
         assert answer.stop_reason == "cancelled"

@@ -1,7 +1,11 @@
 """`allowed-tools` of a command file, end to end and as an attacker: the granted commands
 run without a question for the turn the command started, matched on the parsed line
 (nothing chained, substituted or redirected out gets through), the grant expires with the
-turn, a deny rule still wins, a bare `Bash` grants nothing, file tools by path glob."""
+turn, a deny rule still wins, a bare `Bash` grants nothing, file tools by path glob.
+
+What the grants cover is the subject, so `sandbox.autoAllow` is off here (with it, a line
+the sandbox holds runs unasked whatever the grants say), and the ungranted lines are ones
+that do not only read (a reader never asks)."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from anthropic_server import reply
 
 pytestmark = pytest.mark.asyncio(loop_scope="package")
 
+ASKED = {"sandbox": {"autoAllow": False}}
 ATTACKS = [
     "git add . ; touch PWNED1",
     "git add $(touch PWNED2)",
@@ -43,7 +48,7 @@ def stage(shared_session) -> Iterator[Path]:
 
 
 async def test_granted_commands_run_unasked_and_nothing_else_does(agent, stage):
-    a = await agent()  # balanced: shell commands ask
+    a = await agent(**ASKED)  # balanced: shell commands ask
     steps = [calls(tool_call("bash", {"command": "git add app.py"}, "t0"))]
     steps += [calls(tool_call("bash", {"command": "git status --short"}, "t1"))]
     steps += [calls(tool_call("bash", {"command": c}, f"x{i}")) for i, c in enumerate(ATTACKS)]
@@ -61,14 +66,19 @@ async def test_granted_commands_run_unasked_and_nothing_else_does(agent, stage):
         assert not (a.root / f"PWNED{i}").exists() and not (a.root.parent / f"PWNED{i}").exists()
 
 
+def permission_questions(a) -> list[str]:
+    """The policy's questions (not the sandbox's offer to run a failed git write outside)."""
+    return [q.message for q in a.s.questions if not q.message.startswith("The sandbox stopped")]
+
+
 async def test_the_grant_ends_with_the_turn(agent, stage):
-    a = await agent()
-    a.fake.push(calls(tool_call("bash", {"command": "git status --short"}, "g1")), reply("ok"))
+    a = await agent(**ASKED)  # `git status` only reads (never asked): the grant is seen on `git add`
+    a.fake.push(calls(tool_call("bash", {"command": "git add app.py"}, "g1")), reply("ok"))
     await a.turn("/stage")
-    assert a.s.questions == []
-    a.fake.push(calls(tool_call("bash", {"command": "git status --short"}, "g2")), reply("ok"))
-    await a.turn("check the status again")
-    assert len(a.s.questions) == 1  # a plain turn afterwards: asked again
+    assert permission_questions(a) == []
+    a.fake.push(calls(tool_call("bash", {"command": "git add app.py"}, "g2")), reply("ok"))
+    await a.turn("stage it again")
+    assert len(permission_questions(a)) == 1  # a plain turn afterwards: asked again
 
 
 async def test_a_deny_rule_still_wins(agent, stage):
@@ -82,7 +92,7 @@ async def test_a_deny_rule_still_wins(agent, stage):
 async def test_a_bare_bash_grants_nothing_and_says_so(agent, shared_session):
     path = write_command(shared_session.root, "wide", "allowed-tools: Bash, Read", "Do anything.")
     try:
-        a = await agent()
+        a = await agent(**ASKED)
         a.fake.push(calls(tool_call("bash", {"command": "touch WIDE"}, "w1")), reply("ok"))
         await a.turn("/wide")
         assert len(a.s.questions) == 1 and not (a.root / "WIDE").exists()
@@ -110,15 +120,15 @@ async def test_file_tools_by_path_glob(agent, shared_session):
 
 
 async def test_without_a_star_the_grant_is_that_command_only(agent, shared_session):
-    path = write_command(shared_session.root, "st", "allowed-tools: [Bash(git status)]", "Show the status.")
+    path = write_command(shared_session.root, "st", "allowed-tools: [Bash(git count-objects)]", "Count.")
     try:
-        a = await agent()
+        a = await agent(**ASKED)  # `git status` only reads (never asked): a command that is not a reader
         a.fake.push(
-            calls(tool_call("bash", {"command": "git status"}, "e1")),
-            calls(tool_call("bash", {"command": "git status --short"}, "e2")),
+            calls(tool_call("bash", {"command": "git count-objects"}, "e1")),
+            calls(tool_call("bash", {"command": "git count-objects -v"}, "e2")),
             reply("ok"),
         )
         await a.turn("/st")
-        assert len(a.s.questions) == 1 and "--short" in a.s.questions[0].message
+        assert len(a.s.questions) == 1 and "-v" in a.s.questions[0].message
     finally:
         path.unlink(missing_ok=True)

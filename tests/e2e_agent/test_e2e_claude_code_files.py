@@ -180,7 +180,7 @@ async def test_agents_reach_the_task_tool_with_their_models_and_limits(tmp_path,
 async def test_space_separated_allowed_tools_and_the_skill_dir_in_them(agent):
     """`allowed-tools: Bash(git status *) Bash(ls ${CLAUDE_SKILL_DIR})` is two grants (it
     was one garbled one), and the skill's folder is put into the second."""
-    a = await agent()  # balanced: shell commands ask
+    a = await agent(sandbox={"autoAllow": False})  # balanced, nothing unasked for the sandbox: shell commands ask
     skill = a.root.parent / f".xdg-{a.root.name}" / "coder" / "skills" / "peek"
     front = "description: Peek\nallowed-tools: Bash(git status *) Bash(ls ${CLAUDE_SKILL_DIR})"
     write(skill / "SKILL.md", f"---\n{front}\n---\nLook around.\n")
@@ -189,7 +189,7 @@ async def test_space_separated_allowed_tools_and_the_skill_dir_in_them(agent):
         a.fake.push(
             calls(tool_call("bash", {"command": "git status --short"}, "g1")),
             calls(tool_call("bash", {"command": f"ls {skill}"}, "l1")),
-            calls(tool_call("bash", {"command": "git log -1"}, "x1")),
+            calls(tool_call("bash", {"command": "git count-objects"}, "x1")),  # `git log` only reads: never asked
             reply("looked"),
         )
         result = await a.turn("/peek")
@@ -198,7 +198,7 @@ async def test_space_separated_allowed_tools_and_the_skill_dir_in_them(agent):
         assert "exit code: 0" in result_text(results["g1"])
         assert "exit code" in result_text(results["l1"]) or "notes.txt" in result_text(results["l1"])  # it ran
         asked = [q.message for q in a.s.questions]
-        assert len(asked) == 1 and "git log -1" in asked[0], asked  # not granted: asked (dismissed)
+        assert len(asked) == 1 and "git count-objects" in asked[0], asked  # not granted: asked (dismissed)
     finally:
         import shutil
 

@@ -210,7 +210,7 @@ async def test_a_long_diff_is_cut_to_forty_lines(agent) -> None:
 
 
 async def test_an_unanswered_approval_is_denied_after_the_timeout(agent, caplog) -> None:
-    a = await agent(approvals={"timeoutSeconds": 1})
+    a = await agent(approvals={"timeoutSeconds": 1}, sandbox={"autoAllow": False})  # so `touch` is asked
     answer_now = asyncio.Event()
 
     async def never(params: types.ShowMessageRequestParams) -> str:

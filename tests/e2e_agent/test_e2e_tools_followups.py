@@ -25,12 +25,12 @@ async def test_max_steps_mid_loop_then_another_turn(agent):
 
 
 async def test_several_calls_one_denied(agent):
-    a = await agent(permissions="balanced")
+    a = await agent(permissions="balanced", sandbox={"autoAllow": False})  # so `touch` is asked
     a.s.answer_question = lambda p: next(x for x in p.actions if x.title == "Deny")
     a.fake.push(
         calls(
             tool_call("ls", {}, "toolu_d1"),
-            tool_call("bash", {"command": "echo nope"}, "toolu_d2"),
+            tool_call("bash", {"command": "touch nope"}, "toolu_d2"),  # `echo` only reads: never asked
             tool_call("read", {"path": "README.md"}, "toolu_d3"),
         ),
         reply("ok"),

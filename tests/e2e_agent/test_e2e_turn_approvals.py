@@ -1,6 +1,9 @@
 """Approvals under the balanced preset: window/showMessageRequest with Allow once,
 Allow for session, Always allow (a structured rule in .coder/config.json, honoured by
-the next server), Deny, and a dismissed question."""
+the next server), Deny, and a dismissed question.
+
+The shell calls here are ones the preset asks about: `sandbox.autoAllow` is off (with it
+they would run sandboxed, unasked) and none of them only reads (a reader never asks)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from harness import full_caps, lsp_session
 pytestmark = pytest.mark.asyncio(loop_scope="package")
 
 CHOICES = ["Allow once", "Allow for session", "Always allow", "Deny"]
+ASKED = {"sandbox": {"autoAllow": False}}  # the preset's questions, not the sandbox's autonomy
 
 
 def titles(question) -> list[str]:
@@ -21,12 +25,12 @@ def titles(question) -> list[str]:
 
 
 async def test_allow_once_runs_the_call_and_asks_again_next_time(agent):
-    a = await agent()
+    a = await agent(**ASKED)
     a.s.answer_question = lambda p: "Allow once"
     a.fake.push(
         calls(tool_call("bash", {"command": "echo once-$((40+2))"}, "toolu_a1")),
         reply("ran it"),
-        calls(tool_call("bash", {"command": "echo once-again"}, "toolu_a2")),
+        calls(tool_call("bash", {"command": "echo once-again-$((1))"}, "toolu_a2")),
         reply("ran it again"),
     )
     result = await a.turn("run echo")
@@ -45,13 +49,13 @@ async def test_allow_once_runs_the_call_and_asks_again_next_time(agent):
 
 
 async def test_allow_for_session_is_not_asked_again_in_the_session(agent):
-    a = await agent()
+    a = await agent(**ASKED)
     a.s.answer_question = lambda p: "Allow for session"
-    a.fake.push(
-        calls(tool_call("bash", {"command": "echo first-call"}, "toolu_s1")),
-        calls(tool_call("bash", {"command": "echo second-call"}, "toolu_s2")),
+    a.fake.push(  # `echo` alone only reads: the `tee` makes each line one the preset asks about
+        calls(tool_call("bash", {"command": "echo first-call | tee /dev/null"}, "toolu_s1")),
+        calls(tool_call("bash", {"command": "echo second-call | tee /dev/null"}, "toolu_s2")),
         reply("both ran"),
-        calls(tool_call("bash", {"command": "echo third-call --flag"}, "toolu_s3")),
+        calls(tool_call("bash", {"command": "echo third-call --flag | tee /dev/null"}, "toolu_s3")),
         reply("third ran"),
     )
     result = await a.turn("run two echos")
@@ -63,22 +67,22 @@ async def test_allow_for_session_is_not_asked_again_in_the_session(agent):
     assert result["reply"] == "third ran"
     assert len(a.s.questions) == 1  # same prefix, still granted
     assert "third-call" in result_text(tool_results(a.fake.message_requests[4])["toolu_s3"])
-    # the grant is for `echo`, not for every command
+    # the grant is for `echo` and `tee`, not for every command
     a.fake.push(calls(tool_call("bash", {"command": "touch not-granted.txt"}, "toolu_s4")), reply("x"))
     a.s.answer_question = lambda p: "Deny"
     await a.turn("touch")
     assert len(a.s.questions) == 2
     assert not (a.root / "not-granted.txt").exists()
     # a new session has no grants
-    await a.configure({"permissions": "balanced"})
+    await a.configure({"permissions": "balanced", **ASKED})
     a.s.answer_question = lambda p: "Allow once"
-    a.fake.push(calls(tool_call("bash", {"command": "echo fresh-session"}, "toolu_s5")), reply("y"))
+    a.fake.push(calls(tool_call("bash", {"command": "echo fresh-session | tee /dev/null"}, "toolu_s5")), reply("y"))
     await a.turn("echo in a new session")
     assert len(a.s.questions) == 1
 
 
 async def test_deny_tells_the_model_and_runs_nothing(agent):
-    a = await agent()
+    a = await agent(**ASKED)
     a.s.answer_question = lambda p: "Deny"
     a.fake.push(
         calls(tool_call("bash", {"command": "touch denied.txt"}, "toolu_d1")),
@@ -115,35 +119,35 @@ async def test_dismissed_question_is_a_denial(agent):
 
 async def test_always_allow_stores_a_structured_rule_honoured_by_a_new_server(ws, fake):
     (ws / "src").mkdir()
-    fake.push(
-        calls(tool_call("bash", {"command": "git status --short --branch"}, "toolu_g1")),
+    fake.push(  # `git status` only reads (never asked): `git count-objects` is a command the preset asks about
+        calls(tool_call("bash", {"command": "git count-objects -v"}, "toolu_g1")),
         calls(tool_call("write", {"path": "src/one.py", "content": "ONE = 1\n"}, "toolu_g2")),
         reply("done"),
     )
-    async with lsp_session(ws, caps=full_caps(), env=api_env(fake)) as s:
+    async with lsp_session(ws, caps=full_caps(), env=api_env(fake), init_options=ASKED) as s:
         s.answer_question = lambda p: "Always allow"
         result = await s.execute("coder.input", {"text": "status and write"})
         assert result["status"] == "completed", result
         assert len(s.questions) == 2
         assert [e["decision"] for e in s.events_of("approvalResolved")] == ["alwaysAllow", "alwaysAllow"]
-    assert "## main" in result_text(tool_results(fake.message_requests[1])["toolu_g1"])
+    assert "size-pack" in result_text(tool_results(fake.message_requests[1])["toolu_g1"])
     config = json.loads((ws / ".coder" / "config.json").read_text())
     rules = [{k: v for k, v in r.items() if v is not None} for r in config["rules"]]
-    assert {"tool": "bash", "action": "allow", "command": "git status"} in rules, rules
+    assert {"tool": "bash", "action": "allow", "command": "git count-objects"} in rules, rules
     assert {"tool": "write", "action": "allow", "path": "src/**"} in rules, rules
-    assert "git status --short --branch" not in json.dumps(config)  # never the raw command
+    assert "git count-objects -v" not in json.dumps(config)  # never the raw command
     for rule in config["rules"]:
         assert set(rule) <= {"tool", "action", "command", "path"}
 
     # a new server reads the rules: similar calls are not asked
     fake.push(
         calls(
-            tool_call("bash", {"command": "git status --porcelain"}, "toolu_g3"),
+            tool_call("bash", {"command": "git count-objects -vH"}, "toolu_g3"),
             tool_call("write", {"path": "src/two.py", "content": "TWO = 2\n"}, "toolu_g4"),
         ),
         reply("done again"),
     )
-    async with lsp_session(ws, caps=full_caps(), env=api_env(fake)) as s:
+    async with lsp_session(ws, caps=full_caps(), env=api_env(fake), init_options=ASKED) as s:
         s.answer_question = lambda p: "Deny"
         result = await s.execute("coder.input", {"text": "again"})
         assert result["status"] == "completed", result

@@ -124,7 +124,7 @@ async def test_cancel_mid_tool_kills_the_command_and_the_next_turn_works(agent):
 
 
 async def test_interrupt_mid_approval_is_a_cancel_not_a_denial(agent):
-    a = await agent()
+    a = await agent(sandbox={"autoAllow": False})  # so `touch` is asked
     release = asyncio.Event()
 
     async def answer_late(params):

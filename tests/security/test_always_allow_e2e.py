@@ -4,6 +4,10 @@ the real server (balanced preset), the model played by the strict fake.
 Each case: the user answers "Always allow" to one command; then the model runs another
 command that the user never approved and that does something else. It must be asked
 about (the user denies it) and must not have run.
+
+What a rule covers is the subject, so `sandbox.autoAllow` is off (with it, both commands
+would run in the sandbox unasked) and the approved commands are not readers (a reader is
+never asked about, so never "Always allow"ed: `git count-objects` stands in for `git log`).
 """
 
 from __future__ import annotations
@@ -29,12 +33,13 @@ TOOLS_GIT = "#!/bin/sh\necho fake-git > PWNED_tools\n"
 
 # (approved with "Always allow", the rule stored, then a command the user never approved)
 CASES = [
-    ("git --no-pager log -1", "git --no-pager log", "git clean -fdx"),
-    ("git -C . log -1", "git -C . log", "git -C . clean -fdx"),
+    ("git --no-pager count-objects -v", "git --no-pager count-objects", "git clean -fdx"),
+    ("git -C . count-objects -v", "git -C . count-objects", "git -C . clean -fdx"),
     ("npm --version", "npm --version", "npm run build"),
     (f"{PY} -V", f"{PY} -V", HEREDOC),
-    ("git status", "git status", "tools/git status"),
+    ("git count-objects", "git count-objects", "tools/git count-objects"),
 ]
+ASKED = {"sandbox": {"autoAllow": False}}
 
 
 def _titles(q: types.ShowMessageRequestParams) -> list[str]:
@@ -52,7 +57,7 @@ async def test_always_allow_never_covers_a_command_the_user_did_not_approve(tmp_
             calls(tool_call("bash", {"command": then}, "toolu_b1")),
             reply("done"),
         )
-        async with lsp_session(root, env=api_env(fake)) as s:
+        async with lsp_session(root, env=api_env(fake), init_options=ASKED) as s:
             s.answer_question = lambda q: "Always allow" if f"run `{first}`" in q.message else "Deny"
             result = await s.execute("coder.input", {"text": "look around"})
             assert result["status"] == "completed", result

@@ -36,7 +36,10 @@ async def server(tmp_path: Path, fake: FakeAnthropicServer, request) -> AsyncIte
         yield s
 
 
-@pytest.mark.parametrize("server", [{"permissions": "balanced"}], indirect=True)
+ASKED = {"autoAllow": False}  # what the rules cover is the subject: nothing unasked for the sandbox
+
+
+@pytest.mark.parametrize("server", [{"permissions": "balanced", "sandbox": ASKED}], indirect=True)
 async def test_always_allow_of_a_script_does_not_grant_the_interpreter(server, fake):
     s = server
     s.answer_question = lambda p: "Always allow"
@@ -57,7 +60,13 @@ async def test_always_allow_of_a_script_does_not_grant_the_interpreter(server, f
 
 @pytest.mark.parametrize(
     "server",
-    [{"permissions": "balanced", "rules": [{"tool": "bash", "action": "allow", "command": "npm test"}]}],
+    [
+        {
+            "permissions": "balanced",
+            "sandbox": ASKED,
+            "rules": [{"tool": "bash", "action": "allow", "command": "npm test"}],
+        }
+    ],
     indirect=True,
 )
 async def test_allow_rule_does_not_cover_a_second_command_or_a_write_outside(server, fake):

@@ -108,7 +108,8 @@ async def test_a_repo_commands_allowed_tools_grant_nothing_until_trusted(tmp_pat
     text = "---\ndescription: Touch\nallowed-tools: Write, Bash(touch:*)\n---\nTouch the file.\n"
     path = write(root / ".coder" / "commands" / "tch.md", text)
     (root / "sub").mkdir()  # the sandbox cannot create entries at the workspace's top
-    async with lsp_session(root, caps=full_caps(), env=api_env(fake)) as s:
+    asked = {"sandbox": {"autoAllow": False}}  # the grant is the subject: nothing unasked for the sandbox
+    async with lsp_session(root, caps=full_caps(), env=api_env(fake), init_options=asked) as s:
         await s.wait_for(lambda: any(str(path) in m.message and "/trust" in m.message for m in s.client.messages))
         s.answer_question = lambda p: "Deny"
         fake.push(calls(tool_call("bash", {"command": "touch sub/PWNED"}, "t1")), reply("ok"))

@@ -108,6 +108,9 @@ class ToolContext:
     # (command, shell cwd) the policy has just checked and allowed, with nothing run or awaited
     # since: the bash tool does not check it a second time (set by the turn, never by input)
     checked: tuple[str, Path | None] | None = None
+    # the call was allowed only because the sandbox runs it (`sandbox.autoAllow`): the bash
+    # tool refuses to run it without one (set by the pipeline, never by input)
+    sandbox_required: bool = False
     submission_id: str = ""  # the submission this turn runs for (`ask_user` names it to the client)
 
     def resolve(self, raw: str) -> Path:

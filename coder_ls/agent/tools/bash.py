@@ -1,20 +1,28 @@
 """The bash tool: a command in the session's agent shell (`engine/agentshell.py`: one
 persistent sandboxed bash per session, apart from the user's `!` shell), with the
-configured caps."""
+configured caps.
+
+It also tells the policy whether a sandbox will run a call (`sandbox_view`), and after a
+sandboxed run reads what the sandbox stopped (`guard/walls.py`): the user may then let that
+exact command run again outside the sandbox, a question that names what was stopped and is
+never asked for a protected path."""
 
 from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
 
+from coder_ls.agent.grants import SandboxView
 from coder_ls.agent.tools.base import ShellResultLike, Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.host import Host
 from coder_ls.guard import sandbox as sbx
+from coder_ls.guard import walls
 from coder_ls.protocol.config import Config
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved, ShellFinished, ShellOutput
 
@@ -69,6 +77,47 @@ def sandbox_options(shell: Any, config: Config, host: Host) -> dict[str, Any]:
     return {"hide_env": config.secrets.env_names, "box": box}
 
 
+def view_of(box: sbx.Sandbox, config: Config) -> SandboxView:
+    """The policy's view of a resolved sandbox: where its commands may write, what network."""
+    tops = [box.root, *box.writable] if box.mode == "workspace-write" else []
+    tops += ["/tmp" if box.backend == "bwrap" else box.tmp, box.cache]
+    network: Any = config.sandbox.network
+    allowed: tuple[str, ...] = ()
+    denied: tuple[str, ...] = ()
+    if network is True:
+        kind = "all"
+    elif not network:
+        kind = "none"
+    else:  # domain rules: only through the server's proxy, which Landlock cannot give
+        allowed = tuple(getattr(network, "allowed_domains", ()) or ())
+        denied = tuple(getattr(network, "denied_domains", ()) or ())
+        kind = "domains" if box.backend == "bwrap" else "none"
+    return SandboxView(
+        True,
+        backend=box.backend,
+        mode=box.mode,
+        writable=tuple(os.path.realpath(t) for t in tops),
+        network=kind,  # type: ignore[arg-type]
+        allowed_domains=allowed,
+        denied_domains=denied,
+    )
+
+
+def sandbox_view(shell: Any, config: Config, host: Host) -> SandboxView | None:
+    """Whether a sandbox will run the session's next shell call, for the policy (None: a
+    shell that says nothing about sandboxes, as in unit tests)."""
+    sandbox_for = getattr(shell, "sandbox_for", None)
+    if sandbox_for is None:
+        return None
+    box = sandbox_for(config.sandbox)
+    if box is not None:
+        return view_of(box, config)
+    if config.sandbox.mode == "off":
+        return SandboxView(False, "the sandbox is off (sandbox.mode)")
+    warn_no_sandbox_once(host)
+    return SandboxView(False, "no sandbox works on this machine")
+
+
 def _short(command: str, width: int = 80) -> str:
     line = command.strip().splitlines()[0] if command.strip() else command
     return line if len(line) <= width and "\n" not in command.strip() else line[:width] + "…"
@@ -85,19 +134,46 @@ def format_result(result: ShellResultLike, timeout: float) -> str:
     return "\n".join(parts)
 
 
-async def ask_outside(ctx: ToolContext, command: str) -> bool:
+def outside_question(command: str, what: walls.Stopped, *, unasked: bool) -> str:
+    """The offer to run outside: what the sandbox stopped, and exactly what will run."""
+    lines = [f"The sandbox stopped `{_short(command, 200)}`: {what.named()}."]
+    if unasked:
+        lines.append("It ran in the sandbox without a question (sandbox.autoAllow).")
+    lines.append("Run this exact command again outside the sandbox, with your own permissions, files and network?")
+    if _short(command, 200) != command.strip():
+        lines.append(command if len(command) <= 4000 else command[:4000] + "\n… (cut here; the whole command runs)")
+    return "\n".join(lines)
+
+
+async def ask_outside(ctx: ToolContext, command: str, what: walls.Stopped) -> bool:
     """May this exact command, which failed on the sandbox, run again outside it?"""
     summary = f"run `{_short(command, 200)}` again outside the sandbox"
     ctx.emit(ApprovalRequested(call_id=ctx.call_id, tool="bash", summary=summary))
-    choice = await ctx.host.ask(
-        "warning",
-        f"The sandbox stopped `{_short(command, 200)}` (no writes outside the workspace, no network). "
-        "Run this exact command again outside the sandbox?",
-        [RUN_OUTSIDE, KEEP],
-    )
+    message = outside_question(command, what, unasked=ctx.sandbox_required)
+    choice = await ctx.host.ask("warning", message, [RUN_OUTSIDE, KEEP])
     ok = choice == RUN_OUTSIDE
     ctx.emit(ApprovalResolved(call_id=ctx.call_id, decision="allowOnce" if ok else "deny"))
     return ok
+
+
+def _stopped(ctx: ToolContext, command: str, result: ShellResultLike, box: sbx.Sandbox, before: Any) -> walls.Stopped:
+    refused = tuple(getattr(result, "refused_domains", ()) or ())
+    if not walls.clues(result.output, refused):
+        return walls.Stopped()
+    view = view_of(box, ctx.config)
+    after = getattr(ctx.shell, "cwd", None)
+    cwds = [Path(c) for c in dict.fromkeys((before, after)) if c is not None] or [ctx.root]
+    return walls.stopped(
+        command,
+        result.output,
+        result.exit_code,
+        root=ctx.root,
+        cwds=cwds,
+        writable=view.writable,
+        backend=view.backend,
+        network=view.network,
+        refused_domains=refused,
+    )
 
 
 def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]:
@@ -149,15 +225,30 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
             return result
 
         options = sandbox_options(ctx.shell, ctx.config, ctx.host)
+        box = options.get("box")
+        if ctx.sandbox_required and box is None:
+            raise ToolError(
+                f"refused to run `{_short(command)}`: it was allowed without a question only to run in the "
+                "sandbox (sandbox.autoAllow), and no sandbox runs it now"
+            )
         result = await run_once(options)
         text = format_result(result, timeout)
-        if options.get("box") is not None and sbx.failed_on_sandbox(result.output, result.exit_code):
-            if await ask_outside(ctx, command):
+        what = _stopped(ctx, command, result, box, cwd) if box is not None else walls.Stopped()
+        if what.protected:
+            text += (
+                f"\n[the sandbox stopped it: {what.named()}. Running it outside the sandbox is not offered "
+                "for a protected path; write it with the file tools, which ask the user, or leave it]"
+            )
+        elif what.offer:
+            if await ask_outside(ctx, command, what):
                 ctx.report(f"Running outside the sandbox: {_short(command)}")
                 result = await run_once({k: v for k, v in options.items() if k != "box"}, outside=True)
                 text += "\n[the user approved running it again outside the sandbox:]\n" + format_result(result, timeout)
             else:
-                text += f"\n[it failed inside the sandbox ({sbx.WALLS}); the user did not approve running it outside]"
+                text += (
+                    f"\n[it failed inside the sandbox ({what.named()}; {sbx.WALLS}); "
+                    "the user did not approve running it outside]"
+                )
         return ToolOutput(text, is_error=result.timed_out)
 
     return Tool(
