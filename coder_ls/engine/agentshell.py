@@ -155,10 +155,11 @@ class AgentShell:
         return self._proxy.mark() if self._proxy is not None else None
 
     def refused_domains(self, mark: int | None) -> list[str]:
-        """The domains the proxy refused this shell since `mark`, each once."""
-        if self._proxy is None or mark is None:
+        """The domains the proxy refused this shell since `mark`, each once (a None mark: the
+        shell had no way through the proxy yet, so since its first)."""
+        if self._proxy is None:
             return []
-        return self._proxy.refused_since(mark)
+        return self._proxy.refused_since(mark or 0)
 
     def _on_pin_change(self, path: str) -> None:
         """The watch saw a held entry change: the sandbox dies now, before anything in it can

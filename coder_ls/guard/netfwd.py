@@ -39,10 +39,15 @@ class Handle(Protocol):  # `netproxy.ProxyHandle`, without importing the server'
     token: str
 
 
+# Where the proxy's socket is bound inside the sandbox: a short name (a Unix socket's path is
+# at most 107 bytes, the server's run directory may be deeper), in the sandbox's own /tmp.
+INSIDE = "/tmp/.coder-netproxy.sock"
+
+
 def proxy_args(handle: Handle) -> list[str]:
-    """bubblewrap arguments that make the proxy's socket reachable in the sandbox, at its own
-    path (after whatever hides the server's run directory)."""
-    return ["--ro-bind", handle.socket_path, handle.socket_path]
+    """bubblewrap arguments that make the proxy's socket reachable in the sandbox at `INSIDE`
+    (after the sandbox's /tmp is bound: a mount point there, which a command cannot remove)."""
+    return ["--ro-bind", handle.socket_path, INSIDE]
 
 
 def proxy_env(port: int = PORT) -> dict[str, str]:
@@ -57,7 +62,7 @@ def proxy_env(port: int = PORT) -> dict[str, str]:
 
 def argv_prefix(handle: Handle, port: int = PORT) -> list[str]:
     """What goes before the shell's argv inside the sandbox (after bubblewrap's `--`)."""
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), "--socket", handle.socket_path,
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), "--socket", INSIDE,
             "--port", str(port), "--token", handle.token, "--"]  # fmt: skip
 
 

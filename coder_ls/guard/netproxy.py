@@ -192,6 +192,19 @@ class ProxyHandle:
         self.proxy.release(self)
 
 
+def _bind(sock: socket.socket, path: Path) -> None:
+    """Bind `sock` at `path`, however deep: a Unix socket's address is at most 107 bytes, so a
+    long path is reached through a descriptor of its folder (`/proc/self/fd/N/name`)."""
+    if len(os.fsencode(path)) < 100:
+        sock.bind(str(path))
+        return
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        sock.bind(f"/proc/self/fd/{folder}/{path.name}")
+    finally:
+        os.close(folder)
+
+
 class _Refusal(Exception):
     def __init__(self, status: int, reason: str, domain: str | None = None) -> None:
         super().__init__(reason)
@@ -215,7 +228,7 @@ class NetProxy:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.socket_path)
-            sock.bind(str(self.socket_path))
+            _bind(sock, self.socket_path)
             os.chmod(self.socket_path, 0o600)
             sock.listen(128)
             serving = asyncio.start_unix_server(self._accept, sock=sock, limit=HEAD_LIMIT)

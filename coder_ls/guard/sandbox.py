@@ -282,7 +282,9 @@ def wrap(
 WALLS = (
     "the sandbox keeps the protected paths (" + ", ".join(protected.PROTECTED) + ", and the user's shell, "
     "ssh, git and editor files when the workspace holds the home folder) read-only, existing or not: an absent "
-    "one cannot be created either; git commands that write run only outside, with the user's approval. "
+    "one cannot be created either; git's own writes (add, commit, checkout, stash, ...) run in the git lane, "
+    "a one-shot sandbox where .git is writable but what git executes or trusts; git commands it does not "
+    "take (config, worktree, submodule, network) fail on the read-only .git. "
     "Under Landlock (the fallback) no entry can be created, renamed or removed directly at the workspace's top "
     "either: create top-level files with the write tool"
 )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from coder_ls.engine.agentshell import AgentShell
-from coder_ls.guard import sandbox
+from coder_ls.guard import netproxy, sandbox
 from coder_ls.protocol.config import NetworkDomains, SandboxConfig
 
 pytestmark = pytest.mark.skipif(
@@ -66,6 +66,7 @@ async def test_the_agents_shell_reaches_allowed_domains_through_the_proxy_only(t
         out = await _run(shell, box, "curl -sS -o /dev/null -w '%{http_code}' https://example.com/ ; echo rc=$?")
         assert "rc=0" not in out, out
         assert shell.refused_domains(mark) == ["example.com"], out
+        assert shell.refused_domains(None) == ["example.com"]  # a first command: since the start
         # around the proxy: no variables, or straight to the host's loopback port
         out = await _run(shell, box, f"curl -sS --noproxy '*' http://127.0.0.1:{target}/ ; echo rc=$?")
         assert "hello from the host" not in out and "rc=0" not in out, out
@@ -73,6 +74,7 @@ async def test_the_agents_shell_reaches_allowed_domains_through_the_proxy_only(t
         assert not shell._jobs_alive()
     finally:
         await shell.close()
+        await netproxy.shutdown()  # the server's one proxy: this process's, not the next test's
 
 
 async def test_without_domain_rules_there_is_no_network_and_no_proxy(tmp_path: Path, target: int) -> None:

@@ -156,8 +156,17 @@ async def ask_outside(ctx: ToolContext, command: str, what: walls.Stopped) -> bo
     return ok
 
 
-def _stopped(ctx: ToolContext, command: str, result: ShellResultLike, box: sbx.Sandbox, before: Any) -> walls.Stopped:
-    refused = tuple(getattr(result, "refused_domains", ()) or ())
+def _refused(ctx: ToolContext, result: ShellResultLike, mark: int | None) -> tuple[str, ...]:
+    """The domains the network proxy refused this command (the shell's log since `mark`)."""
+    refused = getattr(ctx.shell, "refused_domains", None)
+    logged = refused(mark) if refused is not None else []
+    return tuple(dict.fromkeys((*logged, *(getattr(result, "refused_domains", ()) or ()))))
+
+
+def _stopped(
+    ctx: ToolContext, command: str, result: ShellResultLike, box: sbx.Sandbox, before: Any, mark: int | None
+) -> walls.Stopped:
+    refused = _refused(ctx, result, mark)
     if not walls.clues(result.output, refused):
         return walls.Stopped()
     view = view_of(box, ctx.config)
@@ -231,9 +240,11 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
                 f"refused to run `{_short(command)}`: it was allowed without a question only to run in the "
                 "sandbox (sandbox.autoAllow), and no sandbox runs it now"
             )
+        network_mark = getattr(ctx.shell, "network_mark", None)
+        mark = network_mark() if network_mark is not None else None
         result = await run_once(options)
         text = format_result(result, timeout)
-        what = _stopped(ctx, command, result, box, cwd) if box is not None else walls.Stopped()
+        what = _stopped(ctx, command, result, box, cwd, mark) if box is not None else walls.Stopped()
         if what.protected:
             text += (
                 f"\n[the sandbox stopped it: {what.named()}. Running it outside the sandbox is not offered "
