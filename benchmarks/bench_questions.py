@@ -59,7 +59,6 @@ sys.path.insert(0, str(REPO / "tests" / "fakes"))
 from anthropic_server import FakeAnthropicServer, reply
 
 MODEL = "claude-sonnet-5-5"
-RUN_OUTSIDE = "Run outside the sandbox"
 
 CALC = """def add(a, b):
     return a + b
@@ -289,7 +288,7 @@ async def run_session(fake: FakeAnthropicServer, preset: str, tree: str, pythonp
     def answer(params: Any) -> Any:
         titles = [a.get("title") for a in (params or {}).get("actions") or []]
         count.questions += 1
-        if RUN_OUTSIDE in titles:
+        if any("outside" in str(t).lower() for t in titles):  # "Run outside the sandbox"
             count.outside += 1
             return None  # declined: the sandbox's wall stands
         return {"title": "Allow once"} if "Allow once" in titles else None

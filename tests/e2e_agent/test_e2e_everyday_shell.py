@@ -4,7 +4,7 @@ repository, one per turn, over a real LSP client with the fake Anthropic endpoin
 counted (the questions the user was asked) and checked by its effect on disk or in git.
 
 The "user" answers a permission question with "Allow once" and never lets a command run
-outside the sandbox ("Keep the failure"): that offer is counted as a question and declined,
+outside the sandbox (it dismisses that offer): the offer is counted as a question and declined,
 so the count shows what the sandbox alone achieves. A step whose effect is missing is then
 done on the host (the same line, outside the server), so the next step starts where a
 working agent would be and every row measures one command.
@@ -12,7 +12,8 @@ working agent would be and every row measures one command.
 The bar (issue 31, contract section 20): at least 24 of the 26 run with no question and
 their effect in place. Beside it, the walls: the protected names are never written, even
 when the user allows every command and under `yolo`, and the sandbox is never offered to
-be left for them; an "Always allow"ed write at the workspace's top runs.
+be left for them; an "Always allow"ed write at the workspace's top runs; a line whose
+redirect failed on a wall but whose last command succeeded is offered to run outside.
 
 Each test prints its table; `pytest -s` (or a failure) shows it:
 
@@ -24,7 +25,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +47,9 @@ pytestmark = [
     pytest.mark.timeout(600),
 ]
 
-RUN_OUTSIDE = "Run outside the sandbox"  # the bash tool's offer (coder_ls/agent/tools/bash.py)
-DECLINE_OUTSIDE = "Keep the failure"
+# The bash tool's offer after a wall (coder_ls/agent/tools/bash.py: "Run outside the
+# sandbox" / "Keep the failure"): known by an action that says "outside", so a reworded
+# offer is still counted as one; declined by dismissing it (no answer is a no).
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
 TEST_CALC = (
@@ -205,11 +209,20 @@ class Row:
         return self.questions == 0 and self.effect
 
 
+def outside_action(params: types.ShowMessageRequestParams) -> str | None:
+    """The action that runs the command outside the sandbox, when this is that offer."""
+    return next((a.title for a in params.actions or [] if "outside" in a.title.lower()), None)
+
+
+def outside_offer(params: types.ShowMessageRequestParams) -> bool:
+    return outside_action(params) is not None
+
+
 def answer_allow_once(params: types.ShowMessageRequestParams) -> str | None:
-    titles = [a.title for a in params.actions or []]
-    if RUN_OUTSIDE in titles:
-        return DECLINE_OUTSIDE
-    return "Allow once" if "Allow once" in titles else None
+    """Answer a permission question "Allow once"; decline an offer to run outside."""
+    if outside_offer(params):
+        return None
+    return "Allow once" if "Allow once" in [a.title for a in params.actions or []] else None
 
 
 _ids = iter(range(1, 1_000_000))
@@ -224,10 +237,6 @@ async def one_turn(s: Session, fake: FakeAnthropicServer, *commands: str) -> lis
     assert result["status"] == "completed", result
     last = tool_results(fake.message_requests[-1])
     return [result_text(last[i]) for i in ids]
-
-
-def outside_offer(q: types.ShowMessageRequestParams) -> bool:
-    return RUN_OUTSIDE in [a.title for a in q.actions or []]
 
 
 def print_table(title: str, rows: list[Row]) -> None:
@@ -297,10 +306,9 @@ def answer_yes(params: types.ShowMessageRequestParams) -> str | None:
     """The user allows every command ("Always allow" where offered, else "Allow once");
     an offer to run outside the sandbox is declined (and must not come for these)."""
     titles = [a.title for a in params.actions or []]
-    for choice in ("Always allow", "Allow once"):
-        if choice in titles:
-            return choice
-    return DECLINE_OUTSIDE if RUN_OUTSIDE in titles else None
+    if outside_offer(params):
+        return None
+    return next((c for c in ("Always allow", "Allow once") if c in titles), None)
 
 
 def protected_state(root: Path, rel: str) -> str:
@@ -376,3 +384,26 @@ async def test_an_always_allowed_write_at_the_top_runs(tmp_path, auto_allow):
     print(f"again: {len(second_questions)} question(s), marker {again!r}")
     assert made == "ran\n", first
     assert again == "ran\n" and not second_questions, (second, second_questions)
+
+
+async def test_a_redirect_that_failed_on_the_wall_is_offered_though_the_line_ends_well(tmp_path):
+    """Issue 31's silent loss, where a wall remains: `echo … > OUTSIDE; echo done` exits 0.
+    Contract section 20: the offer to run outside is made for a line whose sandboxed part
+    failed even when its last command succeeded, and it names what the sandbox stopped.
+    The target is built from a variable, so only the sandbox's error can name it."""
+    root = workspace(tmp_path / "ws")
+    outside = Path(tempfile.mkdtemp(prefix="coder-everyday-", dir="/var/tmp"))  # not the sandbox's own /tmp
+    target = outside / "report.txt"
+    try:
+        with FakeAnthropicServer() as fake:
+            async with lsp_session(root, env=api_env(fake)) as s:
+                s.answer_question = lambda p: outside_action(p) or answer_yes(p)
+                (out,) = await one_turn(s, fake, f'out={outside}; echo "all good" > "$out/report.txt"; echo done')
+                offers = [q.message for q in s.questions if outside_offer(q)]
+                named = [q.message for q in s.questions if str(target) in q.message]
+        print(f"\n`echo … > $out/report.txt; echo done`: {len(offers)} offer(s) to run outside, {target.exists()=}")
+        assert offers, ("no offer to run outside", out)
+        assert named, [q.message for q in s.questions]  # it names what the sandbox stopped
+        assert target.read_text() == "all good\n"  # the user said yes: it ran outside
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
