@@ -333,6 +333,7 @@ async def test_protected_names_are_never_written_even_when_allowed(tmp_path, pre
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(ORIGINAL)
     before = {rel: protected_state(root, rel) for rel in PROTECTED}
+    top_before = set(os.listdir(root))
     lines = [line for rel in PROTECTED for line in attacks(rel)]
     with FakeAnthropicServer() as fake:
         async with lsp_session(root, env=api_env(fake)) as s:
@@ -346,11 +347,15 @@ async def test_protected_names_are_never_written_even_when_allowed(tmp_path, pre
             with_outside = [q.message for q in s.questions if outside_offer(q)]
             asked = len(s.questions)
     after = {rel: protected_state(root, rel) for rel in PROTECTED}
+    # what holds an absent name while the agent's shell lives goes with it (the session is over)
+    new = set(os.listdir(root)) - top_before
+    left = sorted(n for n in new if (root / n).is_dir() and not any((root / n).iterdir()))
     print(f"\nprotected names, {preset}, {'present' if present else 'absent'}: {len(lines)} lines, {asked} questions")
     for rel in PROTECTED:
         print(f"  {rel:26} before {before[rel]:30} during {during[rel]:30} after {after[rel]}")
-    print(f"  offers to run outside the sandbox for these lines: {len(with_outside)}")
+    print(f"  offers to run outside the sandbox for these lines: {len(with_outside)}; empty folders left: {left}")
     assert not (root / "PWNED").exists()
+    assert not left, f"empty folders left at the workspace's top after the session: {left}"
     for rel in PROTECTED:
         # while the agent's shell lives, an absent name may be held by an empty directory
         held = (before[rel], "dir (empty)") if not present else (before[rel],)
