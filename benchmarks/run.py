@@ -26,6 +26,7 @@ import bench_commands
 import bench_compact
 import bench_first_turn
 import bench_init
+import bench_questions
 import bench_references
 import bench_scale
 import bench_store
@@ -42,6 +43,7 @@ MODULES = [
     bench_references,
     bench_compact,
     bench_acp,  # the ACP edge against the LSP one
+    bench_questions,  # issue 31: the questions of a scripted session, per preset
 ]
 
 
