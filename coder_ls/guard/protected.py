@@ -71,6 +71,7 @@ _TOOL = "it tells a tool which programs to run or which servers to trust"
 HOME_PROTECTED: dict[str, str] = {
     **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile"), _SHELL),
     **dict.fromkeys((".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".config/fish"), _SHELL),
+    **dict.fromkeys((".kshrc", ".cshrc", ".tcshrc"), _SHELL),
     **dict.fromkeys((".xprofile", ".xsessionrc", ".xinitrc", ".pam_environment", ".config/environment.d"), _SHELL),
     ".ssh": "ssh trusts the keys and runs the commands its files name (authorized_keys, config)",
     ".gitconfig": "git runs the programs it names (hooks, fsmonitor, pager, filters) in every repository",
@@ -87,6 +88,7 @@ HOME_PROTECTED: dict[str, str] = {
     ".gnupg": "gpg runs the programs its agent config names (pinentry)",
     **dict.fromkeys((".npmrc", ".docker/config.json", ".kube/config", ".aws/config", ".hgrc"), _TOOL),
     **dict.fromkeys((".cargo/config.toml", ".cargo/config", ".pip/pip.conf", ".config/pip"), _TOOL),
+    **dict.fromkeys((".pypirc", ".netrc"), "tools send the credentials it holds to the hosts it names"),
 }
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from coder_ls.guard.protected import HOME_PROTECTED
 from coder_ls.guard.shellparse import Command
 from coder_ls.guard.shellparse.indirect import MKTEMP_NAME
 from coder_ls.guard.writetargets import Write, writes
@@ -47,6 +48,11 @@ HOME_STARTUP_DIRS = (
     ".config/emacs",
     ".config/pip",
 )
+
+# Every entry under the home a write there is refused for: the check's own lists above and
+# the one list the sandbox and the file tools hold (`protected.HOME_PROTECTED`), so that
+# what the agent's sandbox keeps read-only is never planted by a `!` line either.
+HOME_ENTRIES = tuple(dict.fromkeys((*HOME_STARTUP_DIRS, *HOME_PROTECTED)))
 
 CRON_DIRS = ("/var/spool/cron", "/etc/cron.d", "/etc/cron.daily", "/etc/cron.hourly")
 
@@ -338,7 +344,7 @@ def home_startup(real: Path, ctx: CheckContext) -> str | None:
     if home not in real.parents or ctx.root == real or ctx.root in real.parents:
         return None
     rel = real.relative_to(home).as_posix()
-    if rel in HOME_STARTUP or any(rel == d or rel.startswith(d + "/") for d in HOME_STARTUP_DIRS):
+    if rel in HOME_STARTUP or any(rel == d or rel.startswith(d + "/") for d in HOME_ENTRIES):
         return f"writing {real} would plant code that runs at your next login, shell or git call (or a key)"
     return None
 
