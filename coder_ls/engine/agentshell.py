@@ -49,6 +49,11 @@ PIN_CHANGED = (
     "[{path} changed outside the sandbox, which undoes the sandbox's hold on it: the agent's shell was "
     "stopped{during}; this command runs in a new one (cwd and exported variables kept)]\n"
 )
+PIN_RACE = (
+    "Coder: {path} was changed outside the agent's sandbox while a command of the agent was running there. "
+    "The sandbox was stopped at once, but for about a millisecond that command could write {path}: "
+    "if it now holds something you did not put there, that is why (check it, e.g. with git diff)."
+)
 # An unused shell is put away (closed, its placeholders removed) after this long.
 IDLE_SECONDS = 60.0
 # ... and looked at again this often while a job of its own or the session's turn goes on.
@@ -57,10 +62,17 @@ IDLE_RECHECK_SECONDS = 5.0
 
 class AgentShell:
     def __init__(
-        self, root: Path, *, env: Mapping[str, str] | None = None, busy: Callable[[], bool] | None = None
+        self,
+        root: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        busy: Callable[[], bool] | None = None,
+        on_warning: Callable[[str], None] | None = None,
     ) -> None:
-        """`busy`: whether the session is in a turn (no idle put-away then)."""
+        """`busy`: whether the session is in a turn (no idle put-away then); `on_warning`:
+        tells the user something they should check (a pin undone while a command ran)."""
         self._root = Path(root).absolute()
+        self._on_warning = on_warning
         self._env = env
         self._busy = busy
         self._shell: PersistentShell | None = None
@@ -163,10 +175,18 @@ class AgentShell:
 
     def _on_pin_change(self, path: str) -> None:
         """The watch saw a held entry change: the sandbox dies now, before anything in it can
-        use the name the kernel just freed."""
+        use the name the kernel just freed. If a command or a job of the agent's was alive,
+        it had that name for the watch's latency (about a millisecond): the user is told, so
+        that a write it got through in that window is not silent (docs/security.md, "Pins and
+        the host")."""
         if self._shell is not None and self._guard is not None and self._guard.layout is not None:
+            first = self._killed is None  # both watches may report the one change
+            occupied = first and self._on_warning is not None and _occupied(self._shell.pid)  # µs: before the kill
             self._shell.kill_now()
             self._killed = self._killed or path
+            if occupied and self._on_warning is not None:
+                shown = os.path.relpath(path, self._root) if Path(path).is_relative_to(self._root) else path
+                self._on_warning(PIN_RACE.format(path=shown))
 
     async def run(
         self,
@@ -347,6 +367,37 @@ class AgentShell:
         self._close_proxy()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [
+            int(c) for t in os.listdir(f"/proc/{pid}/task") for c in _read(f"/proc/{pid}/task/{t}/children").split()
+        ]
+    except (OSError, ValueError):
+        return []
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _occupied(pid: int | None) -> bool:
+    """Whether a command or a job of the agent's lives in the sandbox of the shell `pid`
+    (bubblewrap): anything below the loop's bash, or beside it under the sandbox's init (an
+    orphan). Read from the kernel's child lists, three processes deep, not all of /proc, so
+    that it costs microseconds where a kill waits on it."""
+    if pid is None:
+        return False
+    for init in _children(pid):
+        below = _children(init)
+        if len(below) > 1:
+            return True
+        for bash in below:
+            if any(not _forwarder(c) for c in _children(bash)):
+                return True
+    return False
 
 
 def _forwarder(pid: int) -> bool:

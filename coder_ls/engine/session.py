@@ -116,7 +116,9 @@ class Session:
             from coder_ls.engine.agentshell import AgentShell
 
             # in a turn (or with one queued) the shell is never put away for being idle
-            self._agent_shell = AgentShell(self.root, busy=lambda: not self.idle)
+            self._agent_shell = AgentShell(
+                self.root, busy=lambda: not self.idle, on_warning=lambda m: self.host.show_message("warning", m)
+            )
         return self._agent_shell
 
     @property

@@ -303,6 +303,28 @@ async def test_a_busy_job_racing_a_host_side_replacement(agent: Agent) -> None:
     assert out.exit_code != 0 and target.read_text().count("pwn") == int(won)
 
 
+async def test_the_user_is_told_when_a_pin_changed_while_a_command_of_the_agent_ran(env: Path) -> None:
+    """The race above is not silent: a host-side change of a held name while anything of the
+    agent's runs in the sandbox is a warning to the user; with only the idle shell there, it
+    is not (nothing could have used the name)."""
+    root = init_git(env / "ws", {"README.md": "hello\n"})
+    warnings: list[str] = []
+    a = Agent(root, on_warning=warnings.append)
+    try:
+        target = root / ".pre-commit-config.yaml"
+        target.write_text("repos: []\n")
+        await a.ok("true")  # the shell, idle: no job of the agent's
+        (root / ".s1").write_text("repos: [] # one\n")
+        await _death(a, lambda: os.rename(root / ".s1", target))
+        assert warnings == []
+        await a.ok("sleep 30 >/dev/null 2>&1 &")
+        (root / ".s2").write_text("repos: [] # two\n")
+        await _death(a, lambda: os.rename(root / ".s2", target))
+        assert len(warnings) == 1 and ".pre-commit-config.yaml" in warnings[0], warnings
+    finally:
+        await a.shell.close()
+
+
 async def test_put_away_removes_the_placeholders_and_the_next_call_starts_again(agent: Agent) -> None:
     root = agent.root
     await agent.ok("cd src && export KEEP=7")
