@@ -1,24 +1,24 @@
-"""Reviewing the agent's edits (contract section 15).
+"""Reviewing the agent's edits (contract section 15): what the user kept.
 
-Two ways for the user to see an edit before it lands:
+Two ways for the user to see an edit before it lands (`agent/editpreview.py` decides which
+and computes the edit from the tool's input):
 
 - the client supports change annotations: the edit itself is the question (a
   `workspace/applyEdit` whose edits need confirmation); afterwards, what the buffer (or
-  the disk) holds is the truth, compared hunk by hunk with what was proposed;
+  the disk) holds is the truth, compared hunk by hunk with what was proposed (here);
 - otherwise the approval question carries the change as a short unified diff.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from coder_ls.agent.textedits import _LineIndex, split_lines
-from coder_ls.engine.host import ClientCaps, Host
+from coder_ls.agent.textedits import _LineIndex
+from coder_ls.engine.host import Host
 from coder_ls.protocol.edits import EditRequest, FileChange, TextEdit
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved, EditApplied
 from coder_ls.saferead import read_text_or_none
@@ -26,94 +26,12 @@ from coder_ls.saferead import read_text_or_none
 if TYPE_CHECKING:
     from coder_ls.agent.tools.base import ToolContext
 
-DIFF_LINES = 40
-DIFF_WIDTH = 200  # a minified line is cut: the question stays readable
-EDIT_TOOLS = frozenset({"write", "edit", "multiEdit"})
 BUFFER_GRACE_SECONDS = 1.0  # how long a `didChange` may trail the applyEdit answer
 MAX_HUNKS = 200  # past this, the result is not matched hunk by hunk
 
 
 def review_label(tool: str, rel: str) -> str:
     return f"Coder: {tool} {rel}"
-
-
-def _field(input: Any, name: str) -> Any:
-    return input.get(name) if isinstance(input, dict) else getattr(input, name, None)
-
-
-def edit_preview(ctx: ToolContext, tool: str, input: Any) -> tuple[Path, str, str, bool] | None:
-    """(path, current text, intended new text, the file exists) of a write/edit/multiEdit
-    call, computed as the tool will compute it; None when the call would fail anyway."""
-    from coder_ls.agent.paths import PathError
-    from coder_ls.agent.tools.base import Tool, ToolError
-    from coder_ls.agent.tools.fileio import load_base
-    from coder_ls.agent.tools.files import EditInput, MultiEditInput, WriteInput, replace_exact
-
-    if tool not in EDIT_TOOLS:
-        return None
-    kinds: dict[str, type[msgspec.Struct]] = {"write": WriteInput, "edit": EditInput, "multiEdit": MultiEditInput}
-    try:
-        parsed: Any = Tool(tool, "", kinds[tool], _never).parse(input)
-        path = ctx.resolve(parsed.path)
-        rel = ctx.rel(path)
-        base = load_base(ctx, path)
-        if isinstance(parsed, WriteInput):
-            new = parsed.content
-            if base.exists and "\r\n" in base.text and "\r\n" not in new:
-                new = new.replace("\n", "\r\n")
-        elif isinstance(parsed, EditInput):
-            new, _ = replace_exact(base.text, parsed, rel)
-        else:
-            new = base.text
-            for spec in parsed.edits:
-                new, _ = replace_exact(new, spec, rel)
-    except (ToolError, PathError, OSError):
-        return None
-    return path, base.text, new, base.exists
-
-
-async def _never(ctx: Any, inp: Any) -> Any:  # pragma: no cover - the parser only
-    raise NotImplementedError
-
-
-def unified_diff(old: str, new: str, rel: str, limit: int = DIFF_LINES) -> str:
-    """`difflib.unified_diff` of old vs new, the first `limit` lines (and how many more)."""
-    lines = list(
-        difflib.unified_diff(
-            split_lines(old), split_lines(new), fromfile=f"a/{rel}", tofile=f"b/{rel}", lineterm=""
-        )
-    )
-    if len(lines) > limit:
-        more = len(lines) - limit
-        lines = [*lines[:limit], f"… ({more} more diff lines)"]
-    return "\n".join(line if len(line) <= DIFF_WIDTH else line[:DIFF_WIDTH] + "…" for line in lines)
-
-
-def question_diff(ctx: ToolContext, tool: str, input: Any) -> str:
-    """The diff the approval question shows for an edit ("" for other tools)."""
-    preview = edit_preview(ctx, tool, input)
-    if preview is None:
-        return ""
-    path, old, new, _ = preview
-    if old == new:
-        return ""
-    return unified_diff(old, new, ctx.rel(path))
-
-
-def reviews_in_editor(caps: ClientCaps) -> bool:
-    """The client can show an edit for review (needsConfirmation change annotations)."""
-    return caps.change_annotations and caps.apply_edit and caps.document_changes
-
-
-def review_call(ctx: ToolContext, tool: str, input: Any) -> bool:
-    """Whether this `ask` call is asked as the edit itself (no question first)."""
-    if tool not in EDIT_TOOLS or not reviews_in_editor(ctx.host.caps):
-        return False
-    preview = edit_preview(ctx, tool, input)
-    if preview is None:
-        return True  # the tool fails before any edit: nothing to ask
-    _, _, _, exists = preview
-    return exists or ctx.host.caps.resource_create
 
 
 # --- what the user kept ---------------------------------------------------------------------

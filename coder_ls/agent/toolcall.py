@@ -21,9 +21,9 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from coder_ls.agent.editpreview import question_diff, review_call
 from coder_ls.agent.grants import Decision, SandboxView
 from coder_ls.agent.paths import call_paths
-from coder_ls.agent.review import question_diff, review_call
 from coder_ls.agent.tools.base import ToolContext, ToolError, ToolOutput, ToolRegistry
 from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule

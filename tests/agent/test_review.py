@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from coder_ls.agent.review import match_hunks, review_message, unified_diff
+from coder_ls.agent.editpreview import unified_diff
+from coder_ls.agent.review import match_hunks, review_message
 from coder_ls.agent.textedits import apply_edits, minimal_edits
 
 BASE = "alpha\r\nbeta 😀 one\r\ngamma\r\ndelta\r\nepsilon\r\n"
