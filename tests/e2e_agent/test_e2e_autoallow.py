@@ -20,6 +20,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Iterator
+import os
 from pathlib import Path
 
 import pytest
@@ -66,22 +67,20 @@ async def test_readers_run_without_a_question(agent):
     assert "app.py" in ls and "On branch main" in status and "# demo" in grep and "./app.py" in find
 
 
-async def test_a_top_level_write_runs_unasked_in_the_sandbox(agent):
-    """Today's layout: the write fails on the read-only top, and the one question is the offer
-    to run it outside, saying it ran unasked and naming the file."""
+async def test_a_write_the_policy_cannot_see_runs_unasked_and_the_offer_names_its_wall(agent):
+    """A write inside a program's code is not visible to the policy: it runs unasked in the
+    sandbox; when it hits a wall (outside the workspace) the one question is the offer to run
+    it outside, saying it ran unasked and naming the path."""
     a = await agent()
     a.s.answer_question = lambda p: "Keep the failure"
-    try:
-        (out,) = await run(a, "echo x > NOTES.md")
-        (question,) = [q.message for q in a.s.questions]
-        assert question.startswith("The sandbox stopped `echo x > NOTES.md`: its output names NOTES.md"), question
-        assert "without a question (sandbox.autoAllow)" in question
-        assert [e["summary"] for e in a.s.events_of("approvalRequested")] == [
-            "run `echo x > NOTES.md` again outside the sandbox"
-        ]
-        assert "the user did not approve running it outside" in out and not (a.root / "NOTES.md").exists()
-    finally:
-        (a.root / "NOTES.md").unlink(missing_ok=True)
+    target = "/var/tmp/coder-autoallow-wall.txt"
+    line = f"python3 -c \"open('{target}', 'w').write('x')\""
+    (out,) = await run(a, line)
+    (question,) = [q.message for q in a.s.questions]
+    assert question.startswith(f"The sandbox stopped `{line}`: its output names {target}"), question
+    assert "without a question (sandbox.autoAllow)" in question
+    assert [e["summary"] for e in a.s.events_of("approvalRequested")] == [f"run `{line}` again outside the sandbox"]
+    assert "the user did not approve running it outside" in out and not os.path.exists(target)  # noqa: ASYNC240
 
 
 async def test_a_unit_test_run_needs_no_question(agent):
@@ -112,18 +111,24 @@ async def test_deny_and_ask_rules_and_the_refused_check_keep_their_answers(agent
     assert "git status" in question
 
 
+def unwritten(path: Path) -> bool:
+    """Nothing written at a protected name: absent, or the empty folder that holds it while
+    the agent's shell lives (docs/security.md, "What is protected": placeholders)."""
+    return not path.exists() or (path.is_dir() and not path.is_symlink() and not any(path.iterdir()))
+
+
 async def test_a_protected_path_asks_and_is_never_written(agent):
     a = await agent()
     a.s.answer_question = lambda p: "Allow once"
     (out,) = await run(a, "echo 'export X=1' > .envrc")
     (question,) = [q.message for q in a.s.questions]  # the permission question only: no offer
     assert "echo 'export X=1' > .envrc" in question and "a protected path" in question and "direnv" in question
-    assert not (a.root / ".envrc").exists()
+    assert unwritten(a.root / ".envrc")
     assert "not offered for a protected path" in out, out
     # allowed by the preset (yolo): still nothing written, still nothing offered
     a = await agent(permissions="yolo")
     (out,) = await run(a, "echo 'export X=1' > .envrc; echo done")
-    assert a.s.questions == [] and not (a.root / ".envrc").exists()
+    assert a.s.questions == [] and unwritten(a.root / ".envrc")
     assert "done" in out and "not offered for a protected path" in out, out
 
 

@@ -151,7 +151,8 @@ async def test_a_trust_record_from_before_folder_trust_trusts_the_config_values_
     record = tmp_path / f".xdg-state-{root.name}" / "coder" / "trusted-workspaces.json"  # the harness's
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({str(root): digest({"permissions": "auto-edit"})}))
-    async with lsp_session(root, caps=full_caps(), env=api_env(fake)) as s:
+    asked = {"sandbox": {"autoAllow": False}}  # the grant is the subject: nothing unasked for the sandbox
+    async with lsp_session(root, caps=full_caps(), env=api_env(fake), init_options=asked) as s:
         assert await preset(s) == "auto-edit"
         await s.wait_for(lambda: any(str(path) in m.message and "/trust" in m.message for m in s.client.messages))
         s.answer_question = lambda p: "Deny"
