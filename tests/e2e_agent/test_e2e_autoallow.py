@@ -17,10 +17,10 @@ protected names pinned) makes of the same lines.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-import os
 from pathlib import Path
 
 import pytest
