@@ -9,6 +9,15 @@ This module adds the rest: the headers (`x-api-key` or a bearer token, `anthropi
 one connection pool, the server-sent events read into typed structs (`StreamEvent`), and
 an HTTP error read into a `ProviderError`.
 
+Credentials never leave their origin (contract section 21): a redirect is followed only
+within the base URL's origin (same scheme, host and port; a POST only on 307/308, which
+keep its body); one to another origin, or from https to http, is not followed at all and
+fails the request with a message naming where it pointed. Following it without the
+credential (what the SDK's httpx does) would still hand the conversation to an origin the
+user never chose, and a real API behind it answers 401 anyway. And a base URL in plain
+`http://` to a host that is not this machine is refused before anything is sent
+(`insecure_base_url`), unless the user allows it (`allowInsecureBaseUrl`).
+
 Why aiohttp and not httpx2 (the SDK's own HTTP library): one streamed request and its
 events cost 0.45 ms with aiohttp (its parser is compiled) against 1.7 ms with httpx2,
 measured on the same fake endpoint; a third of the agent's bash step was httpx2. Its
@@ -20,6 +29,7 @@ No import of aiohttp at module import: `MessagesClient.open()` does it.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import time
 from collections.abc import AsyncGenerator, Mapping
@@ -35,7 +45,10 @@ __all__ = [
     "MessagesClient",
     "StreamEvent",
     "http_error",
+    "insecure_base_url",
+    "is_loopback",
     "retry_after_seconds",
+    "same_origin",
 ]
 
 # The API version the SDK we test against (anthropic 2.13) sends; the request shapes of
@@ -43,6 +56,60 @@ __all__ = [
 API_VERSION = "2026-10-21"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 MAX_ERROR_BODY = 64 * 1024
+MAX_REDIRECTS = 5
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def is_loopback(host: str | None) -> bool:
+    """`localhost` (and `*.localhost`), 127.0.0.0/8, ::1: this machine."""
+    if not host:
+        return False
+    host = host.strip("[]").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme)
+
+
+def _show_origin(url: str) -> str:
+    scheme, host, port = _origin(url)
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}" + ("" if port == _DEFAULT_PORTS.get(scheme) else f":{port}")
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Same scheme, host and port (a downgrade from https to http is another origin)."""
+    return _origin(a) == _origin(b)
+
+
+def insecure_base_url(url: str, variable: str = "ANTHROPIC_BASE_URL") -> str | None:
+    """Why a credential must not be sent to `url` (from `variable`), else None: a plain
+    `http://` URL to a host that is not this machine would carry the key in clear."""
+    scheme, host, _ = _origin(url)
+    if scheme == "https" or (scheme == "http" and is_loopback(host)):
+        return None
+    if scheme not in ("http", "https"):
+        return f"{variable} must start with https:// (it is {url!r})."
+    return (
+        f"{variable} is {_show_origin(url)}: over plain http the API key would cross the network "
+        "in clear, so coder-ls does not send it. Use https://, or, if this network is yours, "
+        'set "allowInsecureBaseUrl": true in your settings.'
+    )
 
 
 class WireUsage(msgspec.Struct):
@@ -265,8 +332,10 @@ class MessagesClient:
         connect_timeout: float,
         read_timeout: float,
         user_agent: str,
+        allow_insecure: bool = False,
     ) -> None:
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.allow_insecure = allow_insecure
         self.connect_timeout = connect_timeout
         self.headers = {
             "anthropic-version": API_VERSION,
@@ -301,10 +370,12 @@ class MessagesClient:
 
     def _session(self) -> Any:
         if self._client is None:
+            refused = None if self.allow_insecure else insecure_base_url(self.base_url)
+            if refused is not None:
+                raise ProviderError("config", refused, False)
             self.open()
             self._proxy = proxy_for(self.base_url)
             self._client = self._aiohttp.ClientSession(
-                base_url=self.base_url + "/",  # a base with a path (a gateway) keeps it
                 headers=self.headers,
                 timeout=self.timeout(self._read_timeout),
             )
@@ -315,17 +386,56 @@ class MessagesClient:
         if client is not None:
             await client.close()
 
+    def url(self, path: str) -> str:
+        """`path` under the base URL (a base with a path, a gateway's, keeps it)."""
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def _redirect(self, method: str, url: str, status: int, location: str | None) -> str:
+        """Where a redirect may be followed to: within the origin only (see the module
+        docstring); else a `ProviderError` that says where it pointed."""
+        from urllib.parse import urljoin
+
+        if not location:
+            raise ProviderError("server", f"The endpoint {self.base_url} answered {status} without a Location", True)
+        target = urljoin(url, location)
+        if not same_origin(target, url):
+            raise ProviderError(
+                "config",
+                f"The endpoint {_show_origin(url)} redirected the request to {_show_origin(target)} ({status}); "
+                "coder-ls does not follow a redirect to another origin: the API key stays where you sent it. "
+                "If that is the right endpoint, set ANTHROPIC_BASE_URL to it.",
+                False,
+            )
+        if method != "GET" and status not in (307, 308):  # a 301/302/303 turns a POST into a GET
+            raise ProviderError(
+                "config",
+                f"The endpoint {self.base_url} answered {status} to a {method}: check ANTHROPIC_BASE_URL",
+                False,
+            )
+        return target
+
     async def _send(self, method: str, path: str, body: bytes | None, timeout: Any) -> Any:
         """The response, its headers read; an HTTP error status raised as `ProviderError`."""
         session = self._session()
-        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        options: dict[str, Any] = {"allow_redirects": False}
+        if timeout is not None:
+            options["timeout"] = timeout
         if self._proxy:
             options["proxy"] = self._proxy
-        try:
-            response = await session.request(method, path.lstrip("/"), data=body, **options)
-        except self._failures as exc:
-            raise _transport_error(exc, self.base_url) from exc
-        if response.status >= 400:
+        url = self.url(path)
+        for hop in range(MAX_REDIRECTS + 1):
+            try:
+                response = await session.request(method, url, data=body, **options)
+            except self._failures as exc:
+                raise _transport_error(exc, self.base_url) from exc
+            if response.status not in _REDIRECTS:
+                break
+            location = response.headers.get("location")
+            response.release()
+            if hop == MAX_REDIRECTS:
+                raise ProviderError("config", f"The endpoint {self.base_url} redirected too many times", False)
+            url = self._redirect(method, url, response.status, location)
+        if response.status >= 300:
             try:
                 raw = await response.read()
             except self._failures:

@@ -141,6 +141,7 @@ class AnthropicProvider:
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
         catalog: ModelCatalog | None = None,
+        allow_insecure: bool = False,
     ) -> None:
         self.catalog = catalog if catalog is not None else ModelCatalog()
         self.api_key = api_key
@@ -153,6 +154,7 @@ class AnthropicProvider:
         self.jitter = jitter
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
+        self.allow_insecure = allow_insecure  # an http:// base URL on another host gets the key
         self._client: MessagesClient | None = None
         self._client_lock = threading.Lock()
         self._encoder = msgspec.json.Encoder()
@@ -177,6 +179,7 @@ class AnthropicProvider:
                     connect_timeout=self.connect_timeout,
                     read_timeout=self.read_timeout,
                     user_agent=f"coder-ls/{__version__}",
+                    allow_insecure=self.allow_insecure,
                 )
                 client.open()
                 self.catalog.note_sdk_deprecations(sdk_deprecations())

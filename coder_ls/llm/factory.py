@@ -40,9 +40,14 @@ def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provide
         auth_token = (env.get("ANTHROPIC_AUTH_TOKEN") or "").strip()
         if not api_key and not auth_token:  # said before importing the provider (no key: no use)
             raise ProviderError("config", missing_key_message())
-        from coder_ls.llm.anthropic_provider import AnthropicProvider
-
         base_url = (env.get("ANTHROPIC_BASE_URL") or "").strip() or None
+        if base_url and not config.allow_insecure_base_url:
+            from coder_ls.llm.anthropic_http import insecure_base_url
+
+            refused = insecure_base_url(base_url)
+            if refused is not None:  # said before anything is sent
+                raise ProviderError("config", refused)
+        from coder_ls.llm.anthropic_provider import AnthropicProvider
         from coder_ls.llm.catalog import ModelCatalog, cache_file_for
 
         catalog = ModelCatalog(cache_file_for(env, base_url, api_key or auth_token))
@@ -51,6 +56,7 @@ def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provide
             auth_token=None if api_key else auth_token,
             base_url=base_url,
             catalog=catalog,
+            allow_insecure=config.allow_insecure_base_url,
         )
     if name == "scripted":
         from coder_ls.llm.scripted import ScriptedProvider

@@ -39,7 +39,7 @@ def test_events_survive_any_cut_and_any_line_end(newline: bytes, cuts: list[int]
 
 
 def test_data_on_several_lines_is_joined() -> None:
-    assert read([b"data: {\"type\":\ndata: \"ping\"}\n\n"]) == [b'{"type":\n"ping"}']
+    assert read([b'data: {"type":\ndata: "ping"}\n\n']) == [b'{"type":\n"ping"}']
 
 
 def test_an_html_error_page_is_a_retryable_server_error_with_its_start() -> None:
@@ -76,7 +76,9 @@ async def test_requests_go_through_the_proxy_the_environment_names(monkeypatch) 
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        provider = AnthropicProvider(api_key="k", base_url="http://anthropic.invalid", max_attempts=1)
+        provider = AnthropicProvider(
+            api_key="k", base_url="http://anthropic.invalid", max_attempts=1, allow_insecure=True
+        )
         request = ProviderRequest(model="claude-haiku-4-5", system="", messages=[Message("user", [TextBlock("hi")])])
         try:
             text = "".join([i.text async for i in provider.stream(request) if isinstance(i, TextDelta)])
@@ -84,3 +86,20 @@ async def test_requests_go_through_the_proxy_the_environment_names(monkeypatch) 
             await provider.aclose()
     assert text == "through the proxy"
     assert proxy.message_requests[0].via_proxy == "http://anthropic.invalid/v1/messages"
+
+
+def test_plain_http_is_refused_off_this_machine_only() -> None:
+    from coder_ls.llm.anthropic_http import insecure_base_url
+
+    for ok in ("https://api.anthropic.com", "http://127.0.0.1:8080", "http://localhost/x", "http://[::1]:9"):
+        assert insecure_base_url(ok) is None, ok
+    for bad in ("http://gateway.corp:8080", "http://10.0.0.5", "HTTP://api.anthropic.com", "ftp://x"):
+        assert insecure_base_url(bad), bad
+
+
+def test_an_origin_is_scheme_host_and_port() -> None:
+    from coder_ls.llm.anthropic_http import same_origin
+
+    assert same_origin("https://a.example/v1", "https://A.example:443/v2")
+    assert not same_origin("https://a.example/v1", "http://a.example/v1")  # a downgrade
+    assert not same_origin("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1")
