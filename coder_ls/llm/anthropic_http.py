@@ -29,6 +29,7 @@ No import of aiohttp at module import: `MessagesClient.open()` does it.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import os
 import time
@@ -55,7 +56,14 @@ __all__ = [
 # `anthropic_convert` follow it.
 API_VERSION = "2026-10-21"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+# Every read from the network is bounded (a gateway, a proxy or a mistyped base URL can
+# send anything): an error body is read up to this much, the rest dropped with the connection
 MAX_ERROR_BODY = 64 * 1024
+MAX_EVENT_BYTES = 16 << 20  # one server-sent event (a server tool's result can be large)
+MAX_STREAM_BYTES = 256 << 20  # one streamed response, decompressed (128K output tokens: ~20 MB)
+MAX_BODY_BYTES = 16 << 20  # a JSON answer (the models listing, a token count)
+MAX_BODY_SECONDS = 60.0  # reading an error body or a JSON answer, at most
+MAX_RESPONSE_SECONDS = 3600.0  # one streamed response, at most, however it trickles
 MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -279,27 +287,64 @@ def _transport_error(exc: BaseException, base_url: str) -> ProviderError:
 
 class SseReader:
     """Server-sent events out of bytes however they are cut: the `data` of each complete
-    event (its `data:` lines joined by newlines); LF, CRLF and CR line ends alike."""
+    event (its `data:` lines joined by newlines); LF, CRLF and CR line ends alike.
 
-    def __init__(self) -> None:
-        self.buffer = bytearray()
+    Bounded and linear: each byte is looked at once (the unfinished line is kept apart,
+    never searched again from the start); a line or an event over `max_event` bytes, or a
+    stream over `max_total` bytes (after content-encoding is undone: a gzip bomb counts
+    what it expands to), raises `ProviderError` at once instead of buffering it."""
+
+    def __init__(self, max_event: int = MAX_EVENT_BYTES, max_total: int = MAX_STREAM_BYTES) -> None:
+        self.max_event, self.max_total = max_event, max_total
+        self.total = 0
         self.after_cr = False  # the last chunk ended in CR: a LF first in the next is its pair
+        self._line = bytearray()  # the line not ended yet
+        self._data: list[bytes] = []  # the `data` lines of the event not ended yet
+        self._size = 0  # their bytes
+
+    def _too_large(self, what: str, limit: int) -> ProviderError:
+        return ProviderError(
+            "server",
+            f"The endpoint sent {what} over {limit // (1 << 20)} MB: not read further "
+            "(a proxy or gateway in the way, or ANTHROPIC_BASE_URL pointing elsewhere?)",
+            False,
+        )
 
     def feed(self, chunk: bytes) -> list[bytes]:
+        self.total += len(chunk)
+        if self.total > self.max_total:
+            raise self._too_large("a response", self.max_total)
         if self.after_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]
-        if chunk:
-            self.after_cr = chunk.endswith(b"\r")
+        if not chunk:
+            return []
+        self.after_cr = chunk.endswith(b"\r")
         if b"\r" in chunk:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        self.buffer += chunk
+        lines = chunk.split(b"\n")
+        tail = lines.pop()  # what follows the last line end: the start of the next line
         out: list[bytes] = []
-        while (end := self.buffer.find(b"\n\n")) >= 0:
-            block = bytes(self.buffer[:end])
-            del self.buffer[: end + 2]
-            data = [line[5:].removeprefix(b" ") for line in block.split(b"\n") if line.startswith(b"data:")]
-            if data:
-                out.append(b"\n".join(data))
+        if lines:
+            if self._line:
+                lines[0] = bytes(self._line) + lines[0]
+                self._line.clear()
+            for line in lines:
+                if not line:
+                    if self._data:
+                        out.append(b"\n".join(self._data))
+                        self._data, self._size = [], 0
+                elif line.startswith(b"data:"):
+                    value = line[6:] if line.startswith(b"data: ") else line[5:]
+                    self._size += len(value) + 1
+                    if self._size > self.max_event:
+                        raise self._too_large("one event", self.max_event)
+                    self._data.append(value)
+                elif len(line) > self.max_event:
+                    raise self._too_large("one line", self.max_event)
+        if tail:
+            if len(self._line) + len(tail) > self.max_event:
+                raise self._too_large("one line", self.max_event)
+            self._line += tail
         return out
 
 
@@ -437,24 +482,67 @@ class MessagesClient:
             url = self._redirect(method, url, response.status, location)
         if response.status >= 300:
             try:
-                raw = await response.read()
+                raw = await self._read_bounded(response, MAX_ERROR_BODY, cut=True)
+            except ProviderError:
+                raw = b""
             except self._failures:
                 raw = b""
-            finally:
-                response.release()
-            raise http_error(response.status, raw[:MAX_ERROR_BODY], response.headers)
+            raise http_error(response.status, raw, response.headers)
         return response
 
-    async def stream(self, path: str, body: bytes, timeout: Any = None) -> AsyncGenerator[StreamEvent, None]:
+    async def _read_bounded(self, response: Any, limit: int, *, cut: bool) -> bytes:
+        """The body, `limit` bytes at most within `MAX_BODY_SECONDS`; more is cut (`cut`)
+        or a `ProviderError`. The connection is closed unless the body was read whole."""
+        out = bytearray()
+        whole = False
+        try:
+            async with asyncio.timeout(MAX_BODY_SECONDS):
+                while len(out) <= limit:
+                    piece = await response.content.read(limit + 1 - len(out))
+                    if not piece:
+                        whole = True
+                        break
+                    out += piece
+        except TimeoutError:
+            if not cut:
+                raise ProviderError(
+                    "connection", f"The endpoint took over {MAX_BODY_SECONDS:.0f} s to answer", True
+                ) from None
+        finally:
+            if whole:
+                response.release()
+            else:
+                response.close()
+        if len(out) > limit and not cut:
+            raise ProviderError("server", f"The endpoint answered over {limit >> 20} MB: not read further", False)
+        return bytes(out[:limit])
+
+    async def stream(
+        self, path: str, body: bytes, timeout: Any = None, silence: float | None = None
+    ) -> AsyncGenerator[StreamEvent, None]:
         """POST `body` (JSON with `"stream": true`) and yield its events. The connection goes
         back to the pool when the body was read to its end; closing the iterator before
-        (an error, a cancel) closes the connection."""
+        (an error, a cancel) closes the connection.
+
+        Bounded (`SseReader`), and given up as stalled when `silence` seconds (else the
+        client's read timeout) pass without a complete event, bytes or not: an endpoint
+        that trickles a byte at a time never ends an event. `MAX_RESPONSE_SECONDS` caps it."""
         response = await self._send("POST", path, body, timeout)
         reader = SseReader()
         finished = False
+        limit = silence or self._read_timeout
+        started = last = time.monotonic()
         try:
             async for chunk in response.content.iter_any():  # content-encoding undone
-                for data in reader.feed(chunk):
+                found = reader.feed(chunk)
+                now = time.monotonic()
+                if found:
+                    last = now
+                elif now - last > limit:
+                    raise ProviderError("connection", f"Anthropic timed out: no complete event for {limit:.0f} s", True)
+                if now - started > MAX_RESPONSE_SECONDS:
+                    raise ProviderError("connection", f"The response took over {MAX_RESPONSE_SECONDS:.0f} s", True)
+                for data in found:
                     try:
                         event = _EVENT.decode(data)
                     except msgspec.DecodeError as exc:
@@ -474,11 +562,9 @@ class MessagesClient:
     async def _read(self, method: str, path: str, body: bytes | None) -> bytes:
         response = await self._send(method, path, body, None)
         try:
-            return bytes(await response.read())
+            return await self._read_bounded(response, MAX_BODY_BYTES, cut=False)
         except self._failures as exc:
             raise _transport_error(exc, self.base_url) from exc
-        finally:
-            response.release()
 
     async def get(self, path: str, params: Mapping[str, str]) -> bytes:
         """GET `path` with a query; the JSON body's bytes."""

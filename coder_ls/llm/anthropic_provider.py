@@ -252,9 +252,12 @@ class AnthropicProvider:
         return self.backoff(attempt)
 
     # -- streaming
-    async def _attempt(self, body: bytes, timeout: Any = None) -> AsyncIterator[StreamItem]:
+    async def _attempt(
+        self, body: bytes, timeout: Any = None, silence: float | None = None
+    ) -> AsyncIterator[StreamItem]:
         assembler = StreamAssembler()
-        async with contextlib.aclosing(self._get_client().stream("/v1/messages", body, timeout)) as events:
+        stream = self._get_client().stream("/v1/messages", body, timeout, silence)
+        async with contextlib.aclosing(stream) as events:
             async for event in events:
                 for item in assembler.feed(event):
                     yield item
@@ -273,7 +276,7 @@ class AnthropicProvider:
             attempt += 1
             emitted = False
             try:
-                async for item in self._attempt(body, timeout):
+                async for item in self._attempt(body, timeout, request.timeout_seconds):
                     if not isinstance(item, Usage | Stop):
                         emitted = True
                     yield item

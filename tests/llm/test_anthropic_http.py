@@ -103,3 +103,31 @@ def test_an_origin_is_scheme_host_and_port() -> None:
     assert same_origin("https://a.example/v1", "https://A.example:443/v2")
     assert not same_origin("https://a.example/v1", "http://a.example/v1")  # a downgrade
     assert not same_origin("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1")
+
+
+def test_a_line_an_event_and_a_response_have_bounds() -> None:
+    import pytest
+
+    from coder_ls.llm.base import ProviderError
+
+    reader = SseReader(max_event=100, max_total=1000)
+    assert reader.feed(b"data: " + b"a" * 50 + b"\n\n") == [b"a" * 50]
+    with pytest.raises(ProviderError, match="one line over"):
+        for _ in range(20):  # a line that never ends, fed in small pieces
+            reader.feed(b"b" * 10)
+    reader = SseReader(max_event=100, max_total=1000)
+    with pytest.raises(ProviderError, match="one event over"):
+        reader.feed(b"data: " + b"c" * 60 + b"\ndata: " + b"c" * 60 + b"\n")  # no blank line
+    reader = SseReader(max_event=100, max_total=1000)
+    with pytest.raises(ProviderError, match="a response over"):
+        while True:
+            reader.feed(b'data: {"type":"ping"}\n\n')
+
+
+def test_a_partial_line_is_kept_apart_not_searched_again() -> None:
+    """Many pieces of one long line: each byte is handled once (the unfinished line is
+    kept apart), and the event comes out whole at its end."""
+    reader = SseReader()
+    pieces = [b"data: "] + [b"x" * 7] * 10_000 + [b"\n", b"\n"]
+    found = [event for piece in pieces for event in reader.feed(piece)]
+    assert found == [b"x" * 70_000]
