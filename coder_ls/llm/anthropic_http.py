@@ -158,23 +158,69 @@ class WireError(msgspec.Struct):
 
 class StreamEvent(msgspec.Struct):
     """One server-sent event of a streamed message, the fields `StreamAssembler` reads;
-    anything else the API adds is ignored."""
+    anything else the API adds is ignored. `content_block` stays plain JSON (a dict):
+    the assembler checks the blocks it reads and keeps any other whole (opaque)."""
 
     type: str
     index: int = 0
     message: WireMessage | None = None
-    content_block: WireBlock | None = None
+    content_block: Any = None
     delta: WireDelta | None = None
     usage: WireUsage | None = None
     error: WireError | None = None
+
+
+class _LooseEvent(msgspec.Struct):
+    """An event that did not fit `StreamEvent`, read again without shapes to tell a newer
+    API (an event or delta type we do not know, whose fields reuse a name with another
+    shape) from a broken one (a known type with a wrong shape)."""
+
+    type: str
+    index: Any = 0
+    delta: Any = None
 
 
 class _ErrorBody(msgspec.Struct):
     error: WireError | None = None
 
 
+# What this client reads field by field (contract section 21: strict only where it must
+# be); an event of any other type is passed over, a delta of another type too.
+KNOWN_EVENTS = frozenset(
+    {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta",
+     "message_stop", "ping", "error"}
+)  # fmt: skip
+KNOWN_DELTAS = frozenset({"text_delta", "thinking_delta", "signature_delta", "input_json_delta"})
+
 _EVENT = msgspec.json.Decoder(StreamEvent)
+_LOOSE = msgspec.json.Decoder(_LooseEvent)
 _ERROR = msgspec.json.Decoder(_ErrorBody)
+
+
+def _malformed(exc: Exception) -> ProviderError:
+    return ProviderError("server", f"Anthropic sent a malformed stream event: {exc}", True)
+
+
+def decode_event(data: bytes) -> StreamEvent | None:
+    """The event in `data`; None for one to pass over (a type this client does not know);
+    a retryable `ProviderError` for a malformed one (not JSON, not UTF-8, a known type of
+    the wrong shape)."""
+    try:
+        return _EVENT.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # msgspec: a ValueError for bad UTF-8
+        first = exc
+    try:
+        loose = _LOOSE.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        raise _malformed(first) from first
+    if loose.type not in KNOWN_EVENTS:
+        return None
+    delta = loose.delta
+    if loose.type == "content_block_delta" and isinstance(loose.index, int) and isinstance(delta, dict):
+        kind = delta.get("type")
+        if isinstance(kind, str) and kind not in KNOWN_DELTAS:
+            return StreamEvent(type=loose.type, index=loose.index, delta=WireDelta(type=kind))
+    raise _malformed(first) from first
 
 
 def retry_after_seconds(headers: Mapping[str, str] | Any, now: float | None = None) -> float | None:
@@ -543,10 +589,9 @@ class MessagesClient:
                 if now - started > MAX_RESPONSE_SECONDS:
                     raise ProviderError("connection", f"The response took over {MAX_RESPONSE_SECONDS:.0f} s", True)
                 for data in found:
-                    try:
-                        event = _EVENT.decode(data)
-                    except msgspec.DecodeError as exc:
-                        raise ProviderError("server", f"Anthropic sent a malformed stream event: {exc}", True) from exc
+                    event = decode_event(data)
+                    if event is None:
+                        continue
                     if event.type == "error":
                         raise http_error(200, data)
                     yield event
