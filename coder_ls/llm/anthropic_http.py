@@ -345,8 +345,8 @@ class SseReader:
         self.total = 0
         self.after_cr = False  # the last chunk ended in CR: a LF first in the next is its pair
         self._line = bytearray()  # the line not ended yet
-        self._data: list[bytes] = []  # the `data` lines of the event not ended yet
-        self._size = 0  # their bytes
+        self._data = bytearray()  # the `data` lines of the event not ended yet, joined
+        self._has_data = False  # a `data` line came (an empty one counts)
 
     def _too_large(self, what: str, limit: int) -> ProviderError:
         return ProviderError(
@@ -376,15 +376,18 @@ class SseReader:
                 self._line.clear()
             for line in lines:
                 if not line:
-                    if self._data:
-                        out.append(b"\n".join(self._data))
-                        self._data, self._size = [], 0
+                    if self._has_data:
+                        out.append(bytes(self._data))
+                        self._data.clear()
+                        self._has_data = False
                 elif line.startswith(b"data:"):
                     value = line[6:] if line.startswith(b"data: ") else line[5:]
-                    self._size += len(value) + 1
-                    if self._size > self.max_event:
+                    if len(self._data) + len(value) >= self.max_event:
                         raise self._too_large("one event", self.max_event)
-                    self._data.append(value)
+                    if self._has_data:
+                        self._data += b"\n"
+                    self._data += value
+                    self._has_data = True
                 elif len(line) > self.max_event:
                     raise self._too_large("one line", self.max_event)
         if tail:
