@@ -313,6 +313,9 @@ def http_error(status: int, body: bytes, headers: Mapping[str, str] | None = Non
     if error is not None:
         error_type, detail = error.type or None, error.message
     kind, retryable = _status_kind(status, error_type)
+    hint = headers.get("x-should-retry") if headers is not None and status >= 400 else None
+    if hint in ("true", "false"):  # the server says whether to retry: it knows best (as the SDK obeys)
+        retryable = hint == "true"
     return ProviderError(
         kind,
         _status_message(kind, status, error_type, detail),

@@ -9,8 +9,11 @@ module is imported.
 This provider retries rate limits (429), overloads (529, or an `overloaded_error` event
 mid-stream), server errors (5xx, 408, 409) and connection failures (including a stream
 dropped mid-body) with exponential backoff (1, 2, 4, 8 s by default, capped, with
-jitter, at most 5 attempts), honouring `retry-after-ms` / `retry-after` when the server
-sends them. A `Retrying` item is yielded before each sleep, preceded by a `Restart` when
+jitter, at most 5 attempts), as the server asks (contract section 21): `x-should-retry`
+first (`true` retries even a 400, `false` stops even a 500), `retry-after-ms` /
+`retry-after` when positive (up to `max_retry_after`, 5 minutes: longer, the error says
+when to retry instead of sitting silent). Token counts and the models listing are retried
+the same way. A `Retrying` item is yielded before each sleep, preceded by a `Restart` when
 the failed attempt had already yielded output. Authentication (401/403) and bad requests
 are not retried.
 
@@ -27,11 +30,12 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import logging
 import random
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +140,7 @@ class AnthropicProvider:
         max_attempts: int = 5,
         base_delay: float = 1.0,
         max_delay: float = 8.0,
-        max_retry_after: float = 60.0,
+        max_retry_after: float = 300.0,
         jitter: float = 0.25,
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
@@ -198,7 +202,8 @@ class AnthropicProvider:
         params = {"limit": "100"}
         try:
             while True:
-                page = msgspec.json.decode(await client.get("/v1/models", params), type=_ModelsPage)
+                answer = await self._unary(functools.partial(client.get, "/v1/models", params))
+                page = msgspec.json.decode(answer, type=_ModelsPage)
                 raw += page.data
                 if not page.has_more or not page.last_id:
                     break
@@ -215,7 +220,8 @@ class AnthropicProvider:
         free, no model call). Raises ProviderError."""
         await self.prepare()
         params = to_count_params(request, self.catalog.info(request.model))
-        answer = await self._get_client().post("/v1/messages/count_tokens", self._encoder.encode(params))
+        body, client = self._encoder.encode(params), self._get_client()
+        answer = await self._unary(functools.partial(client.post, "/v1/messages/count_tokens", body))
         try:
             return msgspec.json.decode(answer, type=_Counted).input_tokens
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -246,10 +252,38 @@ class AnthropicProvider:
         delay = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
         return delay * (1.0 - self.jitter * random.random())
 
-    def _delay(self, attempt: int, error: ProviderError) -> float:
-        if error.retry_after is not None:
-            return min(error.retry_after, self.max_retry_after)
+    def _delay(self, attempt: int, error: ProviderError) -> float | None:
+        """How long to wait before the next attempt: the server's `retry-after` when it
+        is positive (zero or less says nothing: the backoff then, as the SDK does), else
+        the backoff; None when the server asks for longer than `max_retry_after` (a
+        turn that sits for minutes without a word is worse than saying when to retry)."""
+        if error.retry_after is not None and error.retry_after > 0:
+            return error.retry_after if error.retry_after <= self.max_retry_after else None
         return self.backoff(attempt)
+
+    def _give_up(self, error: ProviderError, attempt: int, delay: float | None) -> None:
+        """Say why no attempt follows (in the error's message)."""
+        if delay is None and error.retry_after is not None:
+            error.message = f"{error.message} (the server asks to retry in {error.retry_after:.0f} s: try again then)"
+        elif error.retryable and attempt > 1:
+            error.message = f"{error.message} (gave up after {attempt} attempts)"
+        error.args = (error.message,)
+
+    async def _unary(self, call: Callable[[], Awaitable[bytes]]) -> bytes:
+        """A request that is not streamed (a token count, a page of the models listing),
+        retried as a streamed one is: the same kinds, hints, delays and attempts."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await call()
+            except ProviderError as error:
+                delay = self._delay(attempt, error) if error.retryable and attempt < self.max_attempts else None
+                if delay is None:
+                    self._give_up(error, attempt, delay)
+                    raise
+                log.info("anthropic: %s; retrying in %.1fs (attempt %d)", error.message, delay, attempt)
+                await asyncio.sleep(delay)
 
     # -- streaming
     async def _attempt(
@@ -286,16 +320,14 @@ class AnthropicProvider:
                 error = self.map_error(exc)
                 if not isinstance(exc, ProviderError) and error.kind not in ("rate_limit", "overloaded"):
                     log.debug("anthropic attempt %d failed", attempt, exc_info=exc)
-            if not error.retryable or attempt >= self.max_attempts:
+            delay = self._delay(attempt, error) if error.retryable and attempt < self.max_attempts else None
+            if delay is None:
                 if error.status == 404:  # a model past its end of life, most likely
                     self._explain_missing_model(error, request.model)
-                if error.retryable and attempt > 1:
-                    error.message = f"{error.message} (gave up after {attempt} attempts)"
-                    error.args = (error.message,)
+                self._give_up(error, attempt, delay)
                 if error is cause:
                     raise error
                 raise error from cause
-            delay = self._delay(attempt, error)
             log.info("anthropic: %s; retrying in %.1fs (attempt %d)", error.message, delay, attempt)
             if emitted:  # the partial output already yielded is void: consumers drop it
                 yield Restart(reason=error.message)

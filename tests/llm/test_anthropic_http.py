@@ -131,3 +131,20 @@ def test_a_partial_line_is_kept_apart_not_searched_again() -> None:
     pieces = [b"data: "] + [b"x" * 7] * 10_000 + [b"\n", b"\n"]
     found = [event for piece in pieces for event in reader.feed(piece)]
     assert found == [b"x" * 70_000]
+
+
+def test_the_server_says_whether_to_retry() -> None:
+    body = b'{"type":"error","error":{"type":"api_error","message":"x"}}'
+    assert not http_error(500, body, {"x-should-retry": "false"}).retryable
+    assert http_error(400, body, {"x-should-retry": "true"}).retryable
+    assert http_error(500, body, {}).retryable and not http_error(400, body, {}).retryable
+
+
+def test_a_retry_after_is_honoured_when_positive_and_not_past_five_minutes() -> None:
+    from coder_ls.llm.anthropic_provider import AnthropicProvider
+    from coder_ls.llm.base import ProviderError
+
+    provider = AnthropicProvider(api_key="k", base_delay=1.0, jitter=0.0)
+    assert provider._delay(1, ProviderError("rate_limit", "", True, retry_after=120)) == 120  # not cut to 60
+    assert provider._delay(2, ProviderError("rate_limit", "", True, retry_after=0)) == 2.0  # the backoff
+    assert provider._delay(1, ProviderError("rate_limit", "", True, retry_after=900)) is None  # said, not waited
