@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import re
 import time
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
@@ -48,6 +49,7 @@ __all__ = [
     "http_error",
     "insecure_base_url",
     "is_loopback",
+    "parse_custom_headers",
     "retry_after_seconds",
     "same_origin",
 ]
@@ -280,13 +282,16 @@ def _status_kind(status: int, error_type: str | None) -> tuple[ErrorKind, bool]:
     return "bad_request", False
 
 
-def _status_message(kind: ErrorKind, status: int, error_type: str | None, detail: str) -> str:
+def _status_message(
+    kind: ErrorKind, status: int, error_type: str | None, detail: str, credential: str = "ANTHROPIC_API_KEY"
+) -> str:
     code = f"{status} {error_type}" if error_type else str(status)
     if status < 400:
         code = error_type or "stream error"
     tail = f": {detail}" if detail else ""
     if kind == "auth" and status != 403:
-        return f"Anthropic rejected the API key ({code}): check ANTHROPIC_API_KEY{tail}"
+        what = "the API key" if credential == "ANTHROPIC_API_KEY" else "the credential"
+        return f"Anthropic rejected {what} ({code}): check {credential}{tail}"
     if kind == "auth":
         return f"Anthropic refused the request ({code}){tail}"
     if kind == "rate_limit":
@@ -300,9 +305,12 @@ def _status_message(kind: ErrorKind, status: int, error_type: str | None, detail
     return f"Anthropic rejected the request ({code}){tail}"
 
 
-def http_error(status: int, body: bytes, headers: Mapping[str, str] | None = None) -> ProviderError:
+def http_error(
+    status: int, body: bytes, headers: Mapping[str, str] | None = None, credential: str = "ANTHROPIC_API_KEY"
+) -> ProviderError:
     """The `ProviderError` for an API error: an HTTP status with its JSON error body, or
-    (status 200) an `error` event inside a stream."""
+    (status 200) an `error` event inside a stream. `credential`: the variable the key
+    came from, named in an authentication error."""
     error_type: str | None = None
     detail = ""
     try:
@@ -318,7 +326,7 @@ def http_error(status: int, body: bytes, headers: Mapping[str, str] | None = Non
         retryable = hint == "true"
     return ProviderError(
         kind,
-        _status_message(kind, status, error_type, detail),
+        _status_message(kind, status, error_type, detail, credential),
         retryable,
         status=status if status >= 400 else None,
         retry_after=retry_after_seconds(headers) if status >= 400 and headers is not None else None,
@@ -400,6 +408,30 @@ class SseReader:
         return out
 
 
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+# what a custom header may not set: the framing of the request, and the credential (ours)
+_RESERVED = frozenset({"host", "content-length", "transfer-encoding", "connection", "x-api-key", "authorization"})
+
+
+def parse_custom_headers(text: str | None) -> tuple[dict[str, str], list[int]]:
+    """`ANTHROPIC_CUSTOM_HEADERS`: one `Name: value` a line (as Claude Code and the SDK's
+    users write it). (the headers, the numbers of the lines left out): a line without a
+    colon or with a name HTTP does not allow, or one that would set the framing or the
+    credential. Values are not logged: a gateway's header may be a secret."""
+    headers: dict[str, str] = {}
+    skipped: list[int] = []
+    for number, line in enumerate((text or "").splitlines(), 1):
+        if not line.strip():
+            continue
+        name, colon, value = line.partition(":")
+        name, value = name.strip(), value.strip()
+        if not colon or not _HEADER_NAME.match(name) or name.lower() in _RESERVED or "\r" in value:
+            skipped.append(number)
+            continue
+        headers[name] = value
+    return headers, skipped
+
+
 def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
     """The proxy the environment names for `url` (`HTTPS_PROXY` / `HTTP_PROXY`, `ALL_PROXY`,
     unless `NO_PROXY` lists its host), read once per client: aiohttp's own `trust_env` would
@@ -430,6 +462,8 @@ class MessagesClient:
         read_timeout: float,
         user_agent: str,
         allow_insecure: bool = False,
+        custom_headers: Mapping[str, str] | None = None,
+        credential: str | None = None,
     ) -> None:
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.allow_insecure = allow_insecure
@@ -440,6 +474,9 @@ class MessagesClient:
             "accept": "application/json",
             "user-agent": user_agent,
         }
+        self.headers.update(custom_headers or {})  # ANTHROPIC_CUSTOM_HEADERS: a gateway routes by them
+        # the variable the credential came from, named in an authentication error
+        self.credential = credential or ("ANTHROPIC_API_KEY" if api_key or not auth_token else "ANTHROPIC_AUTH_TOKEN")
         if api_key:
             self.headers["x-api-key"] = api_key
         elif auth_token:
@@ -539,7 +576,7 @@ class MessagesClient:
                 raw = b""
             except self._failures:
                 raw = b""
-            raise http_error(response.status, raw, response.headers)
+            raise http_error(response.status, raw, response.headers, self.credential)
         return response
 
     async def _read_bounded(self, response: Any, limit: int, *, cut: bool) -> bytes:
@@ -599,7 +636,7 @@ class MessagesClient:
                     if event is None:
                         continue
                     if event.type == "error":
-                        raise http_error(200, data)
+                        raise http_error(200, data, None, self.credential)
                     yield event
             finished = True
         except self._failures as exc:

@@ -146,6 +146,7 @@ class AnthropicProvider:
         read_timeout: float = 300.0,
         catalog: ModelCatalog | None = None,
         allow_insecure: bool = False,
+        custom_headers: dict[str, str] | None = None,
     ) -> None:
         self.catalog = catalog if catalog is not None else ModelCatalog()
         self.api_key = api_key
@@ -159,6 +160,7 @@ class AnthropicProvider:
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.allow_insecure = allow_insecure  # an http:// base URL on another host gets the key
+        self.custom_headers = dict(custom_headers or {})  # ANTHROPIC_CUSTOM_HEADERS, on every request
         self._client: MessagesClient | None = None
         self._client_lock = threading.Lock()
         self._encoder = msgspec.json.Encoder()
@@ -184,6 +186,7 @@ class AnthropicProvider:
                     read_timeout=self.read_timeout,
                     user_agent=f"coder-ls/{__version__}",
                     allow_insecure=self.allow_insecure,
+                    custom_headers=self.custom_headers,
                 )
                 client.open()
                 self.catalog.note_sdk_deprecations(sdk_deprecations())

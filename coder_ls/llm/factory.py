@@ -7,7 +7,8 @@ Providers:
 
 - `"anthropic"` (default): the Messages API. Needs `ANTHROPIC_API_KEY` (or
   `ANTHROPIC_AUTH_TOKEN`) in the server's environment; `ANTHROPIC_BASE_URL`, when
-  set, points it at another endpoint (tests point it at a local fake server).
+  set, points it at another endpoint (tests point it at a local fake server);
+  `ANTHROPIC_CUSTOM_HEADERS` (`Name: value` lines) adds headers to every request.
 - `"scripted"`: replays the JSON file named by `scriptedFile` (relative to the
   workspace root; else the `CODER_SCRIPTED_FILE` environment variable), see
   `coder_ls.llm.scripted`. Choosing the model `"scripted"` selects it too.
@@ -17,6 +18,7 @@ Importing this module imports no provider: the one named is imported when it is 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -25,6 +27,8 @@ from coder_ls.llm.models import PROVIDERS, missing_key_message, provider_name
 from coder_ls.protocol.config import Config
 
 __all__ = ["make_provider"]
+
+log = logging.getLogger(__name__)
 
 
 def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provider:
@@ -47,8 +51,14 @@ def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provide
             refused = insecure_base_url(base_url)
             if refused is not None:  # said before anything is sent
                 raise ProviderError("config", refused)
+        from coder_ls.llm.anthropic_http import parse_custom_headers
         from coder_ls.llm.anthropic_provider import AnthropicProvider
         from coder_ls.llm.catalog import ModelCatalog, cache_file_for
+
+        custom, skipped = parse_custom_headers(env.get("ANTHROPIC_CUSTOM_HEADERS"))
+        if skipped:  # the values are not logged: a gateway's header may be a secret
+            lines = ", ".join(map(str, skipped))
+            log.warning("ANTHROPIC_CUSTOM_HEADERS: line(s) %s left out (not `Name: value`, or a reserved name)", lines)
 
         catalog = ModelCatalog(cache_file_for(env, base_url, api_key or auth_token))
         return AnthropicProvider(
@@ -57,6 +67,7 @@ def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provide
             base_url=base_url,
             catalog=catalog,
             allow_insecure=config.allow_insecure_base_url,
+            custom_headers=custom,
         )
     if name == "scripted":
         from coder_ls.llm.scripted import ScriptedProvider

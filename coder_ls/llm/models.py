@@ -168,7 +168,8 @@ def model_supports_thinking(name: str) -> bool:
 
 def missing_key_message() -> str:
     return (
-        "No Anthropic API key: set ANTHROPIC_API_KEY in the environment that starts coder-ls "
+        "No Anthropic API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, a bearer token) "
+        "in the environment that starts coder-ls "
         '(or configure another provider, e.g. "provider": "scripted" with "scriptedFile": '
         '"<path to a script of turns>" in .coder/config.json).'
     )
