@@ -289,9 +289,10 @@ def _status_message(
     if status < 400:
         code = error_type or "stream error"
     tail = f": {detail}" if detail else ""
-    if kind == "auth" and status != 403:
+    if kind == "auth" and (status != 403 or not credential.startswith("ANTHROPIC_")):
         what = "the API key" if credential == "ANTHROPIC_API_KEY" else "the credential"
-        return f"Anthropic rejected {what} ({code}): check {credential}{tail}"
+        service = "Anthropic" if credential.startswith("ANTHROPIC_") else "The endpoint"
+        return f"{service} rejected {what} ({code}): check {credential}{tail}"
     if kind == "auth":
         return f"Anthropic refused the request ({code}){tail}"
     if kind == "rate_limit":
@@ -464,7 +465,12 @@ class MessagesClient:
         allow_insecure: bool = False,
         custom_headers: Mapping[str, str] | None = None,
         credential: str | None = None,
+        platform: Any = None,
     ) -> None:
+        # Bedrock or Vertex (`llm/platforms.py`): its base URL, its per-request credential
+        # (a SigV4 signature, a refreshed token) and its stream framing
+        self.platform = platform
+        base_url = base_url or (platform.base_url if platform is not None else None)
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.allow_insecure = allow_insecure
         self.connect_timeout = connect_timeout
@@ -477,7 +483,10 @@ class MessagesClient:
         self.headers.update(custom_headers or {})  # ANTHROPIC_CUSTOM_HEADERS: a gateway routes by them
         # the variable the credential came from, named in an authentication error
         self.credential = credential or ("ANTHROPIC_API_KEY" if api_key or not auth_token else "ANTHROPIC_AUTH_TOKEN")
-        if api_key:
+        if platform is not None:
+            self.credential = platform.credential
+            del self.headers["anthropic-version"]  # the body carries the platform's version
+        elif api_key:
             self.headers["x-api-key"] = api_key
         elif auth_token:
             self.headers["authorization"] = f"Bearer {auth_token}"
@@ -510,7 +519,8 @@ class MessagesClient:
             self.open()
             self._proxy = proxy_for(self.base_url)
             self._client = self._aiohttp.ClientSession(
-                headers=self.headers,
+                # a platform's headers go with each request to it, not to its token endpoint
+                headers=self.headers if self.platform is None else None,
                 timeout=self.timeout(self._read_timeout),
             )
         return self._client
@@ -558,8 +568,15 @@ class MessagesClient:
             options["proxy"] = self._proxy
         url = self.url(path)
         for hop in range(MAX_REDIRECTS + 1):
+            target: Any = url
+            if self.platform is not None:  # signed per request: the URL goes out as it was signed
+                from yarl import URL
+
+                signed = await self.platform.auth(method, url, body or b"", self._post_form)
+                options["headers"] = {**self.headers, **signed}
+                target = URL(url, encoded=True)
             try:
-                response = await session.request(method, url, data=body, **options)
+                response = await session.request(method, target, data=body, **options)
             except self._failures as exc:
                 raise _transport_error(exc, self.base_url) from exc
             if response.status not in _REDIRECTS:
@@ -578,6 +595,28 @@ class MessagesClient:
                 raw = b""
             raise http_error(response.status, raw, response.headers, self.credential)
         return response
+
+    async def _post_form(self, url: str, form: Mapping[str, str]) -> bytes:
+        """POST a form (a token endpoint's), bounded like any answer; not redirected."""
+        refused = None if self.allow_insecure else insecure_base_url(url, "the token endpoint")
+        if refused is not None:
+            raise ProviderError("config", refused, False)
+        from urllib.parse import urlencode
+
+        headers = {"content-type": "application/x-www-form-urlencoded", "user-agent": self.headers["user-agent"]}
+        options: dict[str, Any] = {"allow_redirects": False, "headers": headers}
+        if self._proxy:
+            options["proxy"] = self._proxy
+        try:
+            response = await self._session().post(url, data=urlencode(form).encode(), **options)
+        except self._failures as exc:
+            raise _transport_error(exc, url) from exc
+        if response.status >= 300:
+            raw = await self._read_bounded(response, MAX_ERROR_BODY, cut=True)
+            raise ProviderError(
+                "auth", f"The token endpoint {_show_origin(url)} refused ({response.status}): {raw[:200]!r}", False
+            )
+        return await self._read_bounded(response, MAX_BODY_BYTES, cut=False)
 
     async def _read_bounded(self, response: Any, limit: int, *, cut: bool) -> bytes:
         """The body, `limit` bytes at most within `MAX_BODY_SECONDS`; more is cut (`cut`)
@@ -617,7 +656,7 @@ class MessagesClient:
         client's read timeout) pass without a complete event, bytes or not: an endpoint
         that trickles a byte at a time never ends an event. `MAX_RESPONSE_SECONDS` caps it."""
         response = await self._send("POST", path, body, timeout)
-        reader = SseReader()
+        reader: Any = SseReader() if self.platform is None else self.platform.reader(MAX_EVENT_BYTES, MAX_STREAM_BYTES)
         finished = False
         limit = silence or self._read_timeout
         started = last = time.monotonic()

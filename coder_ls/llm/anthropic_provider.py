@@ -147,6 +147,8 @@ class AnthropicProvider:
         catalog: ModelCatalog | None = None,
         allow_insecure: bool = False,
         custom_headers: dict[str, str] | None = None,
+        platform: Any = None,
+        name: str | None = None,
     ) -> None:
         self.catalog = catalog if catalog is not None else ModelCatalog()
         self.api_key = api_key
@@ -161,6 +163,8 @@ class AnthropicProvider:
         self.read_timeout = read_timeout
         self.allow_insecure = allow_insecure  # an http:// base URL on another host gets the key
         self.custom_headers = dict(custom_headers or {})  # ANTHROPIC_CUSTOM_HEADERS, on every request
+        self.platform = platform  # Bedrock or Vertex (llm/platforms.py); None: Anthropic's own API
+        self.name = name or (platform.name if platform is not None else "anthropic")
         self._client: MessagesClient | None = None
         self._client_lock = threading.Lock()
         self._encoder = msgspec.json.Encoder()
@@ -187,6 +191,7 @@ class AnthropicProvider:
                     user_agent=f"coder-ls/{__version__}",
                     allow_insecure=self.allow_insecure,
                     custom_headers=self.custom_headers,
+                    platform=self.platform,
                 )
                 client.open()
                 self.catalog.note_sdk_deprecations(sdk_deprecations())
@@ -197,8 +202,8 @@ class AnthropicProvider:
         """List the models this account can use (`GET /v1/models`, every page) into the
         catalog, unless its listing is fresh. A failure is kept in `catalog.last_error`:
         the built-in table then stands in."""
-        if not self.catalog.stale():
-            return
+        if not self.catalog.stale() or self.platform is not None:
+            return  # Bedrock and Vertex: the built-in table, their ids derived from it
         await self.prepare()
         client = self._get_client()
         raw: list[dict[str, Any]] = []
@@ -222,9 +227,15 @@ class AnthropicProvider:
         """The input tokens of `request` as the API counts them (`POST /v1/messages/count_tokens`,
         free, no model call). Raises ProviderError."""
         await self.prepare()
-        params = to_count_params(request, self.catalog.info(request.model))
+        params = to_count_params(request, self._info(request.model))
+        path = "/v1/messages/count_tokens"
+        if self.platform is not None:
+            path = self.platform.count_path()
+            if path is None:
+                raise ProviderError("bad_request", f"{self.name} does not count tokens here", False)
+            params = {"anthropic_version": self.platform.version, **params}
         body, client = self._encoder.encode(params), self._get_client()
-        answer = await self._unary(functools.partial(client.post, "/v1/messages/count_tokens", body))
+        answer = await self._unary(functools.partial(client.post, path, body))
         try:
             return msgspec.json.decode(answer, type=_Counted).input_tokens
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -289,11 +300,19 @@ class AnthropicProvider:
                 await asyncio.sleep(delay)
 
     # -- streaming
+    def _info(self, model: str) -> Any:
+        """The model's limits: a Bedrock or Vertex id is looked up by the table's id behind it."""
+        if self.platform is not None:
+            from coder_ls.llm.platforms import table_id
+
+            return self.catalog.info(table_id(model))
+        return self.catalog.info(model)
+
     async def _attempt(
-        self, body: bytes, timeout: Any = None, silence: float | None = None
+        self, body: bytes, timeout: Any = None, silence: float | None = None, path: str = "/v1/messages"
     ) -> AsyncIterator[StreamItem]:
         assembler = StreamAssembler()
-        stream = self._get_client().stream("/v1/messages", body, timeout, silence)
+        stream = self._get_client().stream(path, body, timeout, silence)
         async with contextlib.aclosing(stream) as events:
             async for event in events:
                 for item in assembler.feed(event):
@@ -303,7 +322,10 @@ class AnthropicProvider:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamItem]:
         await self.prepare()
-        params = to_api_params(request, self.catalog.info(request.model), self._messages)
+        params = to_api_params(request, self._info(request.model), self._messages)
+        path = "/v1/messages"
+        if self.platform is not None:  # the model in the path, the platform's version in the body
+            path, params = self.platform.stream_path(request.model), self.platform.body(params)
         body = self._encoder.encode(params)
         timeout = None  # the longest silence on this response (requestTimeoutSeconds), else the client's
         if request.timeout_seconds:
@@ -313,7 +335,7 @@ class AnthropicProvider:
             attempt += 1
             emitted = False
             try:
-                async for item in self._attempt(body, timeout, request.timeout_seconds):
+                async for item in self._attempt(body, timeout, request.timeout_seconds, path):
                     if not isinstance(item, Usage | Stop):
                         emitted = True
                     yield item

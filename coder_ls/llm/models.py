@@ -15,6 +15,7 @@ import msgspec
 from coder_ls.protocol.config import Config
 
 __all__ = [
+    "CLAUDE_PROVIDERS",
     "DEFAULT_MODEL",
     "DEFAULT_OUTPUT_CAP",
     "DEFAULT_THINKING_BUDGET",
@@ -123,7 +124,9 @@ KNOWN_MODELS: tuple[ModelInfo, ...] = (
     ),
 )
 
-PROVIDERS: tuple[str, ...] = ("anthropic", "scripted")
+PROVIDERS: tuple[str, ...] = ("anthropic", "bedrock", "vertex", "gateway", "scripted")
+# The providers that serve Anthropic's models (the table's aliases resolve the same on each)
+CLAUDE_PROVIDERS: tuple[str, ...] = ("anthropic", "bedrock", "vertex", "gateway")
 
 # Ids of no known model, judged by their family (first match wins). A newer generation
 # thinks adaptively; an unknown 4.x or 3.7 thinks on a budget with a conservative limit.

@@ -11,7 +11,8 @@ test can check what a second server (the target of a redirect, a proxy) received
         ...
         assert b.requests == []
 
-Answers are consumed in order; the last one repeats. An unrouted request gets a 404
+Answers are consumed in order; the last one repeats. A route whose path ends in `*`
+takes every path that begins so (`/model/*`). An unrouted request gets a 404
 with an API error body. `sent` counts the body bytes written; `disconnects` the answers
 the client left before their end.
 """
@@ -173,6 +174,12 @@ class RawEndpoint:
     def _answer_for(self, request: RawRequest) -> Answer:
         with self._lock:
             answers = self._routes.get((request.method, request.path))
+            if answers is None:  # a route whose path ends in `*` takes every path it begins
+                answers = next(
+                    (a for (m, p), a in self._routes.items()
+                     if m == request.method and p.endswith("*") and request.path.startswith(p[:-1])),
+                    None,
+                )  # fmt: skip
             if not answers:
                 return api_error(404, "not_found_error", f"no route {request.path}")
             return answers.pop(0) if len(answers) > 1 else answers[0]
