@@ -30,9 +30,6 @@ No import of aiohttp at module import: `MessagesClient.open()` does it.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import os
-import re
 import time
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
@@ -40,6 +37,14 @@ from typing import Any
 import msgspec
 
 from coder_ls.llm.base import ErrorKind, ProviderError
+from coder_ls.llm.endpoint import (
+    insecure_base_url,
+    is_loopback,
+    parse_custom_headers,
+    proxy_for,
+    same_origin,
+    show_origin,
+)
 
 __all__ = [
     "API_VERSION",
@@ -68,58 +73,6 @@ MAX_BODY_SECONDS = 60.0  # reading an error body or a JSON answer, at most
 MAX_RESPONSE_SECONDS = 3600.0  # one streamed response, at most, however it trickles
 MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def is_loopback(host: str | None) -> bool:
-    """`localhost` (and `*.localhost`), 127.0.0.0/8, ::1: this machine."""
-    if not host:
-        return False
-    host = host.strip("[]").lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme)
-
-
-def _show_origin(url: str) -> str:
-    scheme, host, port = _origin(url)
-    shown = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{shown}" + ("" if port == _DEFAULT_PORTS.get(scheme) else f":{port}")
-
-
-def same_origin(a: str, b: str) -> bool:
-    """Same scheme, host and port (a downgrade from https to http is another origin)."""
-    return _origin(a) == _origin(b)
-
-
-def insecure_base_url(url: str, variable: str = "ANTHROPIC_BASE_URL") -> str | None:
-    """Why a credential must not be sent to `url` (from `variable`), else None: a plain
-    `http://` URL to a host that is not this machine would carry the key in clear."""
-    scheme, host, _ = _origin(url)
-    if scheme == "https" or (scheme == "http" and is_loopback(host)):
-        return None
-    if scheme not in ("http", "https"):
-        return f"{variable} must start with https:// (it is {url!r})."
-    return (
-        f"{variable} is {_show_origin(url)}: over plain http the API key would cross the network "
-        "in clear, so coder-ls does not send it. Use https://, or, if this network is yours, "
-        'set "allowInsecureBaseUrl": true in your settings.'
-    )
 
 
 class WireUsage(msgspec.Struct):
@@ -409,47 +362,6 @@ class SseReader:
         return out
 
 
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-# what a custom header may not set: the framing of the request, and the credential (ours)
-_RESERVED = frozenset({"host", "content-length", "transfer-encoding", "connection", "x-api-key", "authorization"})
-
-
-def parse_custom_headers(text: str | None) -> tuple[dict[str, str], list[int]]:
-    """`ANTHROPIC_CUSTOM_HEADERS`: one `Name: value` a line (as Claude Code and the SDK's
-    users write it). (the headers, the numbers of the lines left out): a line without a
-    colon or with a name HTTP does not allow, or one that would set the framing or the
-    credential. Values are not logged: a gateway's header may be a secret."""
-    headers: dict[str, str] = {}
-    skipped: list[int] = []
-    for number, line in enumerate((text or "").splitlines(), 1):
-        if not line.strip():
-            continue
-        name, colon, value = line.partition(":")
-        name, value = name.strip(), value.strip()
-        if not colon or not _HEADER_NAME.match(name) or name.lower() in _RESERVED or "\r" in value:
-            skipped.append(number)
-            continue
-        headers[name] = value
-    return headers, skipped
-
-
-def proxy_for(url: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The proxy the environment names for `url` (`HTTPS_PROXY` / `HTTP_PROXY`, `ALL_PROXY`,
-    unless `NO_PROXY` lists its host), read once per client: aiohttp's own `trust_env` would
-    look it up (and ~/.netrc) in a worker thread at every request."""
-    import urllib.request
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    environ = dict(os.environ if env is None else env)
-    lowered = {k.lower(): v for k, v in environ.items() if k.lower().endswith("_proxy") and v}
-    bypass = lowered.get("no_proxy", "")
-    bypassed = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # public, untyped
-    if bypass and parts.hostname and bypassed(parts.hostname, {"no": bypass}):
-        return None
-    return lowered.get(f"{parts.scheme}_proxy") or lowered.get("all_proxy") or None
-
-
 class MessagesClient:
     """One connection pool to the Messages API (see the module docstring)."""
 
@@ -545,7 +457,7 @@ class MessagesClient:
         if not same_origin(target, url):
             raise ProviderError(
                 "config",
-                f"The endpoint {_show_origin(url)} redirected the request to {_show_origin(target)} ({status}); "
+                f"The endpoint {show_origin(url)} redirected the request to {show_origin(target)} ({status}); "
                 "coder-ls does not follow a redirect to another origin: the API key stays where you sent it. "
                 "If that is the right endpoint, set ANTHROPIC_BASE_URL to it.",
                 False,
@@ -614,7 +526,7 @@ class MessagesClient:
         if response.status >= 300:
             raw = await self._read_bounded(response, MAX_ERROR_BODY, cut=True)
             raise ProviderError(
-                "auth", f"The token endpoint {_show_origin(url)} refused ({response.status}): {raw[:200]!r}", False
+                "auth", f"The token endpoint {show_origin(url)} refused ({response.status}): {raw[:200]!r}", False
             )
         return await self._read_bounded(response, MAX_BODY_BYTES, cut=False)
 

@@ -68,7 +68,7 @@ def make_provider(config: Config, env: Mapping[str, str], root: Path) -> Provide
 def _checked_url(url: str | None, variable: str, config: Config) -> str | None:
     """`url` unless it would send the credential in clear (said before anything is sent)."""
     if url and not config.allow_insecure_base_url:
-        from coder_ls.llm.anthropic_http import insecure_base_url
+        from coder_ls.llm.endpoint import insecure_base_url
 
         refused = insecure_base_url(url, variable)
         if refused is not None:
@@ -77,7 +77,7 @@ def _checked_url(url: str | None, variable: str, config: Config) -> str | None:
 
 
 def _custom_headers(env: Mapping[str, str]) -> dict[str, str]:
-    from coder_ls.llm.anthropic_http import parse_custom_headers
+    from coder_ls.llm.endpoint import parse_custom_headers
 
     custom, skipped = parse_custom_headers(env.get("ANTHROPIC_CUSTOM_HEADERS"))
     if skipped:  # the values are not logged: a gateway's header may be a secret
