@@ -67,7 +67,10 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 # send anything): an error body is read up to this much, the rest dropped with the connection
 MAX_ERROR_BODY = 64 * 1024
 MAX_EVENT_BYTES = 16 << 20  # one server-sent event (a server tool's result can be large)
-MAX_STREAM_BYTES = 256 << 20  # one streamed response, decompressed (128K output tokens: ~20 MB)
+# one streamed response, decompressed: 128K output tokens stream as ~6 MB of events, a
+# server tool's result adds about a megabyte; past this it is not a reply (a ping bomb of
+# 256 MB cost 19 s of CPU to decode, 64 MB costs a quarter of that)
+MAX_STREAM_BYTES = 64 << 20
 MAX_BODY_BYTES = 16 << 20  # a JSON answer (the models listing, a token count)
 MAX_BODY_SECONDS = 60.0  # reading an error body or a JSON answer, at most
 MAX_RESPONSE_SECONDS = 3600.0  # one streamed response, at most, however it trickles
