@@ -22,7 +22,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"coder-ls {__version__}")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="serve LSP over stdio (the default)")
-    mode.add_argument("--tcp", action="store_true", help="serve LSP over TCP")
+    mode.add_argument(
+        "--tcp",
+        action="store_true",
+        help="serve LSP over TCP; the client sends the token printed at start (or CODER_LS_TOKEN) "
+        "as initializationOptions.token",
+    )
     mode.add_argument(
         "--acp", action="store_true", help="serve the Agent Client Protocol over stdio (Zed, JetBrains, ...)"
     )

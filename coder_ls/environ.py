@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-ALWAYS_SECRET = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+# the model's credentials, a gateway's headers (they may carry one), `--tcp`'s token
+ALWAYS_SECRET = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS", "CODER_LS_TOKEN")
 
 
 def secret_names(extra: Iterable[str] = ()) -> tuple[str, ...]:

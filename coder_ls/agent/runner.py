@@ -33,12 +33,19 @@ if TYPE_CHECKING:
 
 
 def _provider_of(model: str, default: str) -> str:
-    from coder_ls.llm.models import FAMILIES, KNOWN_MODELS
+    """The provider for a model a command or an agent names: a Claude model stays on the
+    session's Claude provider (Bedrock, Vertex, a gateway), never moved to another."""
+    from coder_ls.llm.models import CLAUDE_PROVIDERS, FAMILIES, KNOWN_MODELS
 
+    claude = model.startswith("claude-") or model in FAMILIES
     for info in KNOWN_MODELS:
         if info.name == model:
-            return info.provider
-    return "anthropic" if model.startswith("claude-") or model in FAMILIES else default
+            claude = info.provider == "anthropic"
+            if not claude:
+                return info.provider
+    if claude:
+        return default if default in CLAUDE_PROVIDERS else "anthropic"
+    return default
 
 
 class Agent:

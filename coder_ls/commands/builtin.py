@@ -82,7 +82,7 @@ async def cmd_model(ctx: CommandContext, args: str) -> CommandOutcome:
     name = args.strip()
     if len(name.split()) > 1:
         return _usage_error(f"/model takes one model name, got {name!r}")
-    from coder_ls.llm.models import FAMILIES
+    from coder_ls.llm.models import CLAUDE_PROVIDERS, FAMILIES
 
     data = ctx.models(name or ctx.model)
     known = {m.name: m for m in data.models}
@@ -98,6 +98,8 @@ async def cmd_model(ctx: CommandContext, args: str) -> CommandOutcome:
     chosen = known.get(data.resolved)
     if name in FAMILIES or chosen is not None or name.startswith("claude-"):
         provider = chosen.provider if chosen is not None and name not in FAMILIES else "anthropic"
+        if provider == "anthropic" and ctx.provider in CLAUDE_PROVIDERS:  # Claude stays where it is reached
+            provider = ctx.provider
         reply = f"Model set to {name}" + (f" ({data.resolved})." if data.resolved != name else ".")
         if chosen is not None and chosen.deprecated:
             eol = f" reaches its end of life on {chosen.end_of_life}" if chosen.end_of_life else " is deprecated"

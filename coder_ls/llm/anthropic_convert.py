@@ -47,6 +47,7 @@ from coder_ls.protocol.messages import (
 __all__ = [
     "CACHE_CONTROL",
     "MIN_THINKING_BUDGET",
+    "OPAQUE_PREFIX",
     "REDACTED_PREFIX",
     "StreamAssembler",
     "block_to_api",
@@ -57,6 +58,13 @@ __all__ = [
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 REDACTED_PREFIX = "redacted:"  # ThinkingBlock(thinking="", signature="redacted:<data>")
+# A block of a type this client does not read (a newer API's, a server tool's), kept whole
+# and sent back as it came, as the SDK's users do with its opaque blocks:
+# ThinkingBlock(thinking="", signature="block:<its JSON>"). It rides with the thinking
+# blocks because they are what the conversation keeps verbatim and sends back.
+OPAQUE_PREFIX = "block:"
+# The blocks a cache breakpoint may go on (not thinking, not a block we do not know)
+_CACHEABLE = frozenset({"text", "image", "document", "tool_use", "tool_result"})
 
 
 def block_to_api(block: Block) -> dict[str, Any] | None:
@@ -66,6 +74,8 @@ def block_to_api(block: Block) -> dict[str, Any] | None:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text} if block.text.strip() else None
     if isinstance(block, ThinkingBlock):
+        if not block.thinking and block.signature.startswith(OPAQUE_PREFIX):
+            return _opaque(block.signature)
         if not block.thinking and block.signature.startswith(REDACTED_PREFIX):
             return {"type": "redacted_thinking", "data": block.signature[len(REDACTED_PREFIX) :]}
         if not block.signature:
@@ -85,6 +95,14 @@ def block_to_api(block: Block) -> dict[str, Any] | None:
     if isinstance(block, ImageBlock):
         return image_to_api(block)
     return None
+
+
+def _opaque(signature: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(signature[len(OPAQUE_PREFIX) :])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("type"), str) else None
 
 
 def image_to_api(block: ImageBlock) -> dict[str, Any]:
@@ -117,7 +135,7 @@ def _mark_last_cacheable(messages: list[dict[str, Any]]) -> bool:
         return False
     content = list(messages[-1]["content"])  # copies: the dicts may be shared (`llm.messagecache`)
     for i in range(len(content) - 1, -1, -1):
-        if content[i].get("type") in ("thinking", "redacted_thinking"):
+        if content[i].get("type") not in _CACHEABLE:
             continue
         content[i] = {**content[i], "cache_control": dict(CACHE_CONTROL)}
         messages[-1] = {**messages[-1], "content": content}
@@ -191,6 +209,17 @@ class _OpenBlock:
     name: str = ""
     parts: list[str] = field(default_factory=list)
     signature: str = ""
+    raw: dict[str, Any] | None = None  # an opaque block, as it started
+
+
+# The fields of the blocks the assembler reads, and their types: a block of a known type
+# that does not fit is a malformed event (retried), not something to guess at
+_BLOCK_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
+    "text": (("text", str),),
+    "thinking": (("thinking", str),),
+    "redacted_thinking": (("data", str),),
+    "tool_use": (("id", str), ("name", str)),
+}
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -257,7 +286,13 @@ class StreamAssembler:
         return []  # ping and anything newer
 
     def _start(self, index: int, block: Any) -> list[StreamItem]:
-        kind = str(_get(block, "type", ""))
+        kind = _get(block, "type", "")
+        if not isinstance(kind, str):
+            raise ProviderError("server", "Anthropic sent a malformed stream event: a block without a type", True)
+        for name, wanted in _BLOCK_FIELDS.get(kind, ()):
+            value = _get(block, name)
+            if value is not None and not isinstance(value, wanted):
+                raise ProviderError("server", f"Anthropic sent a malformed stream event: {kind}.{name}", True)
         if kind == "text":
             self.blocks[index] = _OpenBlock("text")
             text = _get(block, "text") or ""
@@ -274,7 +309,8 @@ class StreamAssembler:
         if kind == "tool_use":
             self.blocks[index] = _OpenBlock("tool_use", id=_get(block, "id", ""), name=_get(block, "name", ""))
             return []
-        self.blocks[index] = _OpenBlock("other")
+        raw = dict(block) if isinstance(block, dict) else None
+        self.blocks[index] = _OpenBlock("opaque", raw=raw)
         return []
 
     def _delta(self, index: int, delta: Any) -> list[StreamItem]:
@@ -289,14 +325,16 @@ class StreamAssembler:
             text = _get(delta, "thinking") or ""
             opened.parts.append(text)
             return [ThinkingDelta(text)] if text else []
-        if kind == "signature_delta":
-            opened.signature += _get(delta, "signature") or ""
+        if kind == "signature_delta":  # the whole signature: it replaces, as the SDK does
+            opened.signature = _get(delta, "signature") or ""
             return []
         if kind == "input_json_delta":
             piece = _get(delta, "partial_json") or ""
             if not piece:
                 return []
             opened.parts.append(piece)
+            if opened.kind != "tool_use":  # a server tool's input: kept with its block
+                return []
             return [ToolCallDelta(id=opened.id, name=opened.name, partial_json=piece)]
         return []
 
@@ -317,4 +355,17 @@ class StreamAssembler:
             if not isinstance(value, dict):
                 return [ToolCallDone(opened.id, opened.name, {}, parse_error="the input is not a JSON object")]
             return [ToolCallDone(opened.id, opened.name, value)]
+        if opened.kind == "opaque" and opened.raw is not None:
+            return [ThinkingDone(thinking="", signature=OPAQUE_PREFIX + _finished(opened))]
         return []
+
+
+def _finished(opened: _OpenBlock) -> str:
+    """An opaque block's JSON as it ends: its streamed input (a server tool's) in place."""
+    raw = dict(opened.raw or {})
+    if opened.parts and "input" in raw:
+        try:
+            raw["input"] = json.loads("".join(opened.parts))
+        except ValueError:
+            pass
+    return json.dumps(raw, separators=(",", ":"))

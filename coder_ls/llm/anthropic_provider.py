@@ -9,8 +9,11 @@ module is imported.
 This provider retries rate limits (429), overloads (529, or an `overloaded_error` event
 mid-stream), server errors (5xx, 408, 409) and connection failures (including a stream
 dropped mid-body) with exponential backoff (1, 2, 4, 8 s by default, capped, with
-jitter, at most 5 attempts), honouring `retry-after-ms` / `retry-after` when the server
-sends them. A `Retrying` item is yielded before each sleep, preceded by a `Restart` when
+jitter, at most 5 attempts), as the server asks (contract section 21): `x-should-retry`
+first (`true` retries even a 400, `false` stops even a 500), `retry-after-ms` /
+`retry-after` when positive (up to `max_retry_after`, 5 minutes: longer, the error says
+when to retry instead of sitting silent). Token counts and the models listing are retried
+the same way. A `Retrying` item is yielded before each sleep, preceded by a `Restart` when
 the failed attempt had already yielded output. Authentication (401/403) and bad requests
 are not retried.
 
@@ -27,11 +30,12 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import logging
 import random
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,11 +141,15 @@ class AnthropicProvider:
         max_attempts: int = 5,
         base_delay: float = 1.0,
         max_delay: float = 8.0,
-        max_retry_after: float = 60.0,
+        max_retry_after: float = 300.0,
         jitter: float = 0.25,
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
         catalog: ModelCatalog | None = None,
+        allow_insecure: bool = False,
+        custom_headers: dict[str, str] | None = None,
+        platform: Any = None,
+        name: str | None = None,
     ) -> None:
         self.catalog = catalog if catalog is not None else ModelCatalog()
         self.api_key = api_key
@@ -154,6 +162,10 @@ class AnthropicProvider:
         self.jitter = jitter
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
+        self.allow_insecure = allow_insecure  # an http:// base URL on another host gets the key
+        self.custom_headers = dict(custom_headers or {})  # ANTHROPIC_CUSTOM_HEADERS, on every request
+        self.platform = platform  # Bedrock or Vertex (llm/platforms.py); None: Anthropic's own API
+        self.name = name or (platform.name if platform is not None else "anthropic")
         self._client: MessagesClient | None = None
         self._client_lock = threading.Lock()
         self._encoder = CarryingEncoder()  # a text UTF-8 cannot carry goes shown (protocol/wiretext.py)
@@ -178,6 +190,9 @@ class AnthropicProvider:
                     connect_timeout=self.connect_timeout,
                     read_timeout=self.read_timeout,
                     user_agent=f"coder-ls/{__version__}",
+                    allow_insecure=self.allow_insecure,
+                    custom_headers=self.custom_headers,
+                    platform=self.platform,
                 )
                 client.open()
                 self.catalog.note_sdk_deprecations(sdk_deprecations())
@@ -188,15 +203,16 @@ class AnthropicProvider:
         """List the models this account can use (`GET /v1/models`, every page) into the
         catalog, unless its listing is fresh. A failure is kept in `catalog.last_error`:
         the built-in table then stands in."""
-        if not self.catalog.stale():
-            return
+        if not self.catalog.stale() or self.platform is not None:
+            return  # Bedrock and Vertex: the built-in table, their ids derived from it
         await self.prepare()
         client = self._get_client()
         raw: list[dict[str, Any]] = []
         params = {"limit": "100"}
         try:
             while True:
-                page = msgspec.json.decode(await client.get("/v1/models", params), type=_ModelsPage)
+                answer = await self._unary(functools.partial(client.get, "/v1/models", params))
+                page = msgspec.json.decode(answer, type=_ModelsPage)
                 raw += page.data
                 if not page.has_more or not page.last_id:
                     break
@@ -212,8 +228,15 @@ class AnthropicProvider:
         """The input tokens of `request` as the API counts them (`POST /v1/messages/count_tokens`,
         free, no model call). Raises ProviderError."""
         await self.prepare()
-        params = to_count_params(request, self.catalog.info(request.model))
-        answer = await self._get_client().post("/v1/messages/count_tokens", self._encoder.encode(params))
+        params = to_count_params(request, self._info(request.model))
+        path = "/v1/messages/count_tokens"
+        if self.platform is not None:
+            path = self.platform.count_path()
+            if path is None:
+                raise ProviderError("bad_request", f"{self.name} does not count tokens here", False)
+            params = {"anthropic_version": self.platform.version, **params}
+        body, client = self._encoder.encode(params), self._get_client()
+        answer = await self._unary(functools.partial(client.post, path, body))
         try:
             return msgspec.json.decode(answer, type=_Counted).input_tokens
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -244,15 +267,54 @@ class AnthropicProvider:
         delay = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
         return delay * (1.0 - self.jitter * random.random())
 
-    def _delay(self, attempt: int, error: ProviderError) -> float:
-        if error.retry_after is not None:
-            return min(error.retry_after, self.max_retry_after)
+    def _delay(self, attempt: int, error: ProviderError) -> float | None:
+        """How long to wait before the next attempt: the server's `retry-after` when it
+        is positive (zero or less says nothing: the backoff then, as the SDK does), else
+        the backoff; None when the server asks for longer than `max_retry_after` (a
+        turn that sits for minutes without a word is worse than saying when to retry)."""
+        if error.retry_after is not None and error.retry_after > 0:
+            return error.retry_after if error.retry_after <= self.max_retry_after else None
         return self.backoff(attempt)
 
+    def _give_up(self, error: ProviderError, attempt: int, delay: float | None) -> None:
+        """Say why no attempt follows (in the error's message)."""
+        if delay is None and error.retry_after is not None:
+            error.message = f"{error.message} (the server asks to retry in {error.retry_after:.0f} s: try again then)"
+        elif error.retryable and attempt > 1:
+            error.message = f"{error.message} (gave up after {attempt} attempts)"
+        error.args = (error.message,)
+
+    async def _unary(self, call: Callable[[], Awaitable[bytes]]) -> bytes:
+        """A request that is not streamed (a token count, a page of the models listing),
+        retried as a streamed one is: the same kinds, hints, delays and attempts."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await call()
+            except ProviderError as error:
+                delay = self._delay(attempt, error) if error.retryable and attempt < self.max_attempts else None
+                if delay is None:
+                    self._give_up(error, attempt, delay)
+                    raise
+                log.info("anthropic: %s; retrying in %.1fs (attempt %d)", error.message, delay, attempt)
+                await asyncio.sleep(delay)
+
     # -- streaming
-    async def _attempt(self, body: bytes, timeout: Any = None) -> AsyncIterator[StreamItem]:
+    def _info(self, model: str) -> Any:
+        """The model's limits: a Bedrock or Vertex id is looked up by the table's id behind it."""
+        if self.platform is not None:
+            from coder_ls.llm.platforms import table_id
+
+            return self.catalog.info(table_id(model))
+        return self.catalog.info(model)
+
+    async def _attempt(
+        self, body: bytes, timeout: Any = None, silence: float | None = None, path: str = "/v1/messages"
+    ) -> AsyncIterator[StreamItem]:
         assembler = StreamAssembler()
-        async with contextlib.aclosing(self._get_client().stream("/v1/messages", body, timeout)) as events:
+        stream = self._get_client().stream(path, body, timeout, silence)
+        async with contextlib.aclosing(stream) as events:
             async for event in events:
                 for item in assembler.feed(event):
                     yield item
@@ -261,7 +323,10 @@ class AnthropicProvider:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamItem]:
         await self.prepare()
-        params = to_api_params(request, self.catalog.info(request.model), self._messages)
+        params = to_api_params(request, self._info(request.model), self._messages)
+        path = "/v1/messages"
+        if self.platform is not None:  # the model in the path, the platform's version in the body
+            path, params = self.platform.stream_path(request.model), self.platform.body(params)
         body = self._encoder.encode(params)
         timeout = None  # the longest silence on this response (requestTimeoutSeconds), else the client's
         if request.timeout_seconds:
@@ -271,7 +336,7 @@ class AnthropicProvider:
             attempt += 1
             emitted = False
             try:
-                async for item in self._attempt(body, timeout):
+                async for item in self._attempt(body, timeout, request.timeout_seconds, path):
                     if not isinstance(item, Usage | Stop):
                         emitted = True
                     yield item
@@ -281,16 +346,14 @@ class AnthropicProvider:
                 error = self.map_error(exc)
                 if not isinstance(exc, ProviderError) and error.kind not in ("rate_limit", "overloaded"):
                     log.debug("anthropic attempt %d failed", attempt, exc_info=exc)
-            if not error.retryable or attempt >= self.max_attempts:
+            delay = self._delay(attempt, error) if error.retryable and attempt < self.max_attempts else None
+            if delay is None:
                 if error.status == 404:  # a model past its end of life, most likely
                     self._explain_missing_model(error, request.model)
-                if error.retryable and attempt > 1:
-                    error.message = f"{error.message} (gave up after {attempt} attempts)"
-                    error.args = (error.message,)
+                self._give_up(error, attempt, delay)
                 if error is cause:
                     raise error
                 raise error from cause
-            delay = self._delay(attempt, error)
             log.info("anthropic: %s; retrying in %.1fs (attempt %d)", error.message, delay, attempt)
             if emitted:  # the partial output already yielded is void: consumers drop it
                 yield Restart(reason=error.message)

@@ -155,10 +155,24 @@ def _efforts_of(caps: _Capabilities | None) -> tuple[str, ...] | None:
     )
 
 
+_WORD = re.compile(r"[a-z]+")
+
+
 def _family_of(info: ModelInfo | None, api: ApiModel | None) -> str:
+    """A model's line: the API's `line` when it gives one (it is optional), else the
+    table's, else read from the API's own data, the id and then the display name
+    (`claude-sonnet-9-9`, "Claude Sonnet 9.9"): a model released after this package is
+    followed without a new one."""
     if api is not None and api.line:
         return api.line
-    return info.family if info is not None else ""
+    if info is not None and info.family:
+        return info.family
+    if api is not None:
+        for text in (api.id, api.display_name):
+            found = next((w for w in _WORD.findall(text.lower()) if w in FAMILIES), None)
+            if found:
+                return found
+    return ""
 
 
 class ModelCatalog:
@@ -234,7 +248,7 @@ class ModelCatalog:
         if family not in FAMILIES:
             return name
         listed = [
-            m for m in self._api.values() if m.lifecycle == "active" and _family_of(find_model(m.id), m) == family
+            m for m in self._api.values() if m.lifecycle == "active" and _family_of(model_info(m.id), m) == family
         ]
         if listed:
             return max(listed, key=lambda m: m.created_at).id

@@ -15,6 +15,7 @@ import msgspec
 from coder_ls.protocol.config import Config
 
 __all__ = [
+    "CLAUDE_PROVIDERS",
     "DEFAULT_MODEL",
     "DEFAULT_OUTPUT_CAP",
     "DEFAULT_THINKING_BUDGET",
@@ -123,7 +124,9 @@ KNOWN_MODELS: tuple[ModelInfo, ...] = (
     ),
 )
 
-PROVIDERS: tuple[str, ...] = ("anthropic", "scripted")
+PROVIDERS: tuple[str, ...] = ("anthropic", "bedrock", "vertex", "gateway", "scripted")
+# The providers that serve Anthropic's models (the table's aliases resolve the same on each)
+CLAUDE_PROVIDERS: tuple[str, ...] = ("anthropic", "bedrock", "vertex", "gateway")
 
 # Ids of no known model, judged by their family (first match wins). A newer generation
 # thinks adaptively; an unknown 4.x or 3.7 thinks on a budget with a conservative limit.
@@ -168,7 +171,8 @@ def model_supports_thinking(name: str) -> bool:
 
 def missing_key_message() -> str:
     return (
-        "No Anthropic API key: set ANTHROPIC_API_KEY in the environment that starts coder-ls "
+        "No Anthropic API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, a bearer token) "
+        "in the environment that starts coder-ls "
         '(or configure another provider, e.g. "provider": "scripted" with "scriptedFile": '
         '"<path to a script of turns>" in .coder/config.json).'
     )

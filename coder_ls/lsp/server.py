@@ -101,17 +101,33 @@ class CoderServer(LanguageServer):
             writer.flush()
             self.shutdown()
 
-    def start_tcp(self, host: str, port: int) -> None:
-        """pygls's TCP server with our read loop (one client connection at a time)."""
+    def start_tcp(self, host: str, port: int, token: str | None = None) -> None:
+        """pygls's TCP server with our read loop, for one client that knows the token
+        (`lsp/tcpgate.py`: printed on stderr, or `CODER_LS_TOKEN`). A connection that
+        does not open with an `initialize` carrying it, or that comes while the client is
+        connected, is closed unanswered and the server goes on listening; the client's
+        own connection ending ends the server, as before."""
+        from coder_ls.lsp.tcpgate import admit, server_token
+
         self._stop_event = stop_event = threading.Event()
+        secret = token or ""
+        taken = False
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal taken
+            admitted = None if taken else await admit(reader, secret)
+            if admitted is None or taken:
+                writer.close()
+                return
+            taken = True
             self.protocol.set_writer(writer)  # type: ignore[arg-type]
-            await read_messages(stop_event, reader, self.protocol)
+            await read_messages(stop_event, admitted, self.protocol)
             self.shutdown()
 
         async def serve() -> None:
+            nonlocal secret
             self._server = server = await asyncio.start_server(connection, host, port)
+            secret = secret or server_token()  # printed once the port listens
             async with server:
                 await server.serve_forever()
 

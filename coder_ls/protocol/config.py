@@ -248,6 +248,9 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     # The longest silence on a model request (no byte of the response) before it is given
     # up as stalled and retried; from 10 s of silence on, the progress says so.
     request_timeout_seconds: PositiveFloat = 120.0
+    # Send the API key to an `http://` base URL on another host (in clear): off, refused
+    # with a message (coder_ls/llm/anthropic_http.py, `insecure_base_url`).
+    allow_insecure_base_url: bool = False
     # Hooks in Claude Code's format. Validated here with the rest; `coder_ls/hooks` runs them
     # per file (the user's and, once trusted, the workspace's: every source's run, none replaces another's).
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)

@@ -254,7 +254,7 @@ def list_log_ids(root: str | os.PathLike[str]) -> list[str]:
     sessions = state_paths(root).sessions_dir
     try:
         names = os.listdir(sessions)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # none yet, or `.coder` is a file (degraded mode)
         return []
     return sorted(n[: -len(".jsonl")] for n in names if n.endswith(".jsonl") and not n.startswith("."))
 

@@ -195,7 +195,7 @@ async def test_tcp_answers_a_parse_error_and_keeps_serving(tmp_path: Path) -> No
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = await asyncio.create_subprocess_exec(
-        *SERVER, "--tcp", "--port", str(port), cwd=root, env=server_env(root),
+        *SERVER, "--tcp", "--port", str(port), cwd=root, env=server_env(root, {"CODER_LS_TOKEN": "edge-token"}),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -212,9 +212,10 @@ async def test_tcp_answers_a_parse_error_and_keeps_serving(tmp_path: Path) -> No
             stdin, stdout = writer, reader
 
         client = RawClient(Conn())  # type: ignore[arg-type]
-        answer = await client.request(1, "shutdown", None)
-        assert answer["error"]["code"] == SERVER_NOT_INITIALIZED, answer
-        await client.initialize(root)
+        params = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
+        answer = await client.request(0, "initialize", {**params, "initializationOptions": {"token": "edge-token"}})
+        assert "result" in answer, answer  # over TCP the first frame is the initialize with the token
+        await client.send({"method": "initialized", "params": {}})
         await client.send_bytes(b"Content-Length: 3\r\n\r\n{x}")
         answer = await client.next_response()
         assert answer["id"] is None and answer["error"]["code"] == PARSE_ERROR, answer

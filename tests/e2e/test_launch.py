@@ -137,7 +137,7 @@ async def test_tcp_mode_round_trip(tmp_path):
         "--port",
         str(port),
         cwd=str(root),
-        env=server_env(root),
+        env=server_env(root, {"CODER_LS_TOKEN": "round-trip-token"}),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -156,6 +156,7 @@ async def test_tcp_mode_round_trip(tmp_path):
                 capabilities=full_caps(),
                 root_uri=root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+                initialization_options={"token": "round-trip-token"},  # --tcp takes a token
             )
         )
         assert "coder.help" in init.capabilities.execute_command_provider.commands
