@@ -451,17 +451,9 @@ class Engine:
                     images = await attach_images(self.root, op.text, op.images, b)
                     if images is None:
                         return []
-                    return [
-                        AgentTask(
-                            RunAgent(
-                                prompt=prompt,
-                                context=selection,
-                                images=images,
-                                references=References("typed" if origin == "typed" else "prompt"),
-                                pastes=pastes,
-                            )
-                        )
-                    ]
+                    refs = References("typed" if origin == "typed" else "prompt")
+                    run = RunAgent(prompt=prompt, context=selection, images=images, references=refs, pastes=pastes)
+                    return [AgentTask(run)]
                 case Slash(name=name, args=args):
                     found = self.registry.resolve(name)
                     assert found is not None
@@ -650,8 +642,6 @@ class Engine:
         for session in self.sessions.loaded_sessions():
             await self.end_session(session, "other", limit=5.0)
         await self.sessions.close_all()
-        if (proxy := sys.modules.get("coder_ls.guard.netproxy")) is not None:  # started only if a sandbox needed it
-            await proxy.shutdown()
         if self._mcp is not None:
             await self._mcp.close()
         if self._checkpoints is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import sys
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Container
@@ -253,6 +254,9 @@ class SessionManager:
             await asyncio.gather(*self._closing, return_exceptions=True)
         if self._index is not None:
             self._index.close()
+        # the agent shells' network proxy (one per server), started only if a sandbox needed it
+        if (proxy := sys.modules.get("coder_ls.guard.netproxy")) is not None:
+            await proxy.shutdown()
 
 
 def fork_notice(session_id: str, fork_id: str) -> str:
