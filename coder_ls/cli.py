@@ -9,7 +9,7 @@ import gc
 import sys
 from collections.abc import Iterator
 
-from coder_ls import __version__
+from coder_ls import PROTOCOL_VERSION, __version__
 
 
 def parser() -> argparse.ArgumentParser:
@@ -19,7 +19,7 @@ def parser() -> argparse.ArgumentParser:
         epilog="Subcommand: `coder-ls demo [--workspace DIR]` drives a real LSP session against "
         "this server and prints what happens (no API key needed).",
     )
-    p.add_argument("--version", action="version", version=f"coder-ls {__version__}")
+    p.add_argument("--version", action="version", version=f"coder-ls {__version__} (protocol {PROTOCOL_VERSION})")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="serve LSP over stdio (the default)")
     mode.add_argument("--tcp", action="store_true", help="serve LSP over TCP")
