@@ -29,6 +29,7 @@ import bench_init
 import bench_references
 import bench_scale
 import bench_store
+import bench_vscode_env
 from common import Result, byte_compile, fmt, median, percentile
 
 MODULES = [
@@ -42,6 +43,7 @@ MODULES = [
     bench_references,
     bench_compact,
     bench_acp,  # the ACP edge against the LSP one
+    bench_vscode_env,  # the VS Code extension's first start (needs the built .vsix)
 ]
 
 
