@@ -30,6 +30,7 @@ import bench_questions
 import bench_references
 import bench_scale
 import bench_store
+import bench_vscode_env
 from common import Result, byte_compile, fmt, median, percentile
 
 MODULES = [
@@ -44,6 +45,7 @@ MODULES = [
     bench_compact,
     bench_acp,  # the ACP edge against the LSP one
     bench_questions,  # issue 31: the questions of a scripted session, per preset
+    bench_vscode_env,  # the VS Code extension's first start (needs the built .vsix)
 ]
 
 

@@ -9,17 +9,18 @@ import gc
 import sys
 from collections.abc import Iterator
 
-from coder_ls import __version__
+from coder_ls import PROTOCOL_VERSION, __version__
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="coder-ls",
         description="coder_ls: a coding agent behind the Language Server Protocol.",
-        epilog="Subcommand: `coder-ls demo [--workspace DIR]` drives a real LSP session against "
-        "this server and prints what happens (no API key needed).",
+        epilog="Subcommands: `coder-ls demo [--workspace DIR]` drives a real LSP session against "
+        "this server and prints what happens (no API key needed); `coder-ls doctor [--json]` says "
+        "what an editor's health check needs (versions, provider and key, sandbox backend).",
     )
-    p.add_argument("--version", action="version", version=f"coder-ls {__version__}")
+    p.add_argument("--version", action="version", version=f"coder-ls {__version__} (protocol {PROTOCOL_VERSION})")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="serve LSP over stdio (the default)")
     mode.add_argument(
@@ -71,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         from coder_ls.demo import main as demo_main
 
         return demo_main(args_list[1:])
+    if args_list[:1] == ["doctor"]:
+        from coder_ls.doctor import main as doctor_main
+
+        return doctor_main(args_list[1:])
     with _starting():
         args = parser().parse_args(args_list)
         from coder_ls.lsp.logs import setup_logging

@@ -67,6 +67,7 @@ class Session:
         self.client = client
         self.root = root
         self.events: list[dict[str, Any]] = []
+        self.init_result: types.InitializeResult | None = None  # the server's answer to `initialize`
         self.edits: list[types.ApplyWorkspaceEditParams] = []
         self.questions: list[types.ShowMessageRequestParams] = []
         # How the "user" answers: a function of the request, may be async (to wait)
@@ -221,7 +222,7 @@ async def lsp_session(
     _register(client, holder)
     await client.start_io(*SERVER, env=server_env(root, env), cwd=str(root))
     try:
-        await client.initialize_session(
+        session.init_result = await client.initialize_session(
             types.InitializeParams(
                 capabilities=caps if caps is not None else full_caps(),
                 root_uri=root.as_uri(),

@@ -37,7 +37,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from coder_ls import __version__
+from coder_ls import __version__, protocolversion
 from coder_ls.acp.host import PROMPT_SESSION, AcpHost, Routes, caps_from
 from coder_ls.acp.prompt import BadPrompt, PromptInput, prompt_input
 from coder_ls.acp.updates import commands_update, history_updates
@@ -77,6 +77,7 @@ class CoderAcpAgent:
         self.engine_by_session: dict[str, Engine] = {}
         self.running: dict[str, set[str]] = {}  # ACP session -> its submissions in flight
         self.config_messages: dict[Path, str] = {}  # a folder's configuration problem, not yet said
+        self.version_message: str | None = None  # a protocol mismatch, not yet said
         self._warmups: list[asyncio.Task[None]] = []
         self._later: set[asyncio.Task[None]] = set()
 
@@ -92,6 +93,7 @@ class CoderAcpAgent:
         self.host = AcpHost(self.conn, self.caps, self.routes, self._interrupt, self._catalog)
         fs = getattr(client_capabilities, "fs", None)
         self.host.read_text = bool(fs and fs.read_text_file)
+        self._check_protocol_version(kwargs.get("coder"), getattr(client_info, "name", None))
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -110,7 +112,18 @@ class CoderAcpAgent:
                 )
             ],
             agent_info=Implementation(name="coder-ls", title="coder_ls", version=__version__),
+            # the editor contract's version (contract section 24), as `_meta.coder.protocolVersion`
+            field_meta={"coder": {"protocolVersion": protocolversion.PROTOCOL_VERSION}},
         )
+
+    def _check_protocol_version(self, meta: Any, client_name: str | None) -> None:
+        """A client that sends `_meta.coder.protocolVersion` of another MAJOR is told what to
+        update: logged, and said in its first session's transcript (ACP has no message box).
+        ACP's own `protocolVersion` (an integer, the ACP schema's) is negotiated apart."""
+        message = protocolversion.mismatch(protocolversion.client_version(meta), client_name)
+        if message is not None:
+            log.warning("%s", message)
+        self.version_message = message
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         if method_id != AUTH_METHOD:
@@ -163,6 +176,9 @@ class CoderAcpAgent:
         async def later() -> None:
             await asyncio.sleep(0)
             host.send(acp_id, commands_update(engine.registry.catalog()))
+            if (mismatch := self.version_message) is not None:
+                self.version_message = None
+                host.send(acp_id, _text(f"[warning] {mismatch}"))
             if (problem := self.config_messages.pop(engine.root, None)) is not None:
                 host.send(acp_id, _text(f"[error] {problem}"))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from coder_ls.commands.files import SourceDir, source_dirs
 from coder_ls.guard.managed import managed_dir
 
-BUNDLED = Path(__file__).resolve().parent.parent.parent / "bundled" / "skills"
+BUNDLED = Path(__file__).resolve().parent.parent / "bundled" / "skills"  # coder_ls/bundled/skills
 
 
 def managed_dirs(env: Mapping[str, str]) -> list[SourceDir]:

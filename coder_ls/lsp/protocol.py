@@ -36,6 +36,7 @@ from pygls.exceptions import (
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
+from coder_ls import PROTOCOL_VERSION
 from coder_ls.lsp.writer import BatchedWriter
 from coder_ls.protocol.wiretext import carried_value
 
@@ -132,7 +133,13 @@ class CoderProtocol(LanguageServerProtocol):
         # Our text edits are computed in UTF-16 code units: negotiate UTF-16 (every client supports it).
         if params.capabilities.general is not None:
             params.capabilities.general.position_encodings = None
-        return (yield from super().lsp_initialize(params))
+        result = yield from super().lsp_initialize(params)
+        # The contract's version, for clients to compare with theirs (contract section 24).
+        experimental = result.capabilities.experimental
+        experimental = dict(experimental) if isinstance(experimental, dict) else {}
+        experimental["coder"] = {"protocolVersion": PROTOCOL_VERSION}
+        result.capabilities.experimental = experimental
+        return result
 
     # pygls types its own handler as a generator; it awaits a coroutine handler just the same.
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)

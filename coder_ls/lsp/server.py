@@ -18,7 +18,7 @@ from pygls.io_ import StdinAsyncReader
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from coder_ls import __version__
+from coder_ls import __version__, protocolversion
 from coder_ls.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
 from coder_ls.lsp import codeactions
 from coder_ls.lsp.commands import BadArguments, BadInput, command_ids, decode
@@ -53,10 +53,14 @@ def workspace_root(params: types.InitializeParams) -> Path:
     return Path.cwd()
 
 
+_NOT_SETTINGS = ("capabilities", "protocolVersion")
+
+
 def _coder_section(settings: Any) -> dict[str, Any]:
     if isinstance(settings, dict):
-        # `capabilities` says what the client can do (`askUser`), not a setting
-        inner = settings.get("coder", {k: v for k, v in settings.items() if k != "capabilities"})
+        # `capabilities` says what the client can do (`askUser`) and `protocolVersion` which
+        # contract it speaks (coder_ls/protocolversion.py): neither is a setting
+        inner = settings.get("coder", {k: v for k, v in settings.items() if k not in _NOT_SETTINGS})
         return inner if isinstance(inner, dict) else {}
     return {}
 
@@ -164,6 +168,17 @@ class CoderServer(LanguageServer):
             self.did_change_configuration(pending)
         return engine
 
+    def _check_protocol_version(self) -> None:
+        """A client that speaks another MAJOR of the contract is told what to update."""
+        params = self._init_params
+        if params is None:
+            return
+        theirs = protocolversion.client_version(params.initialization_options)
+        name = params.client_info.name if params.client_info else None
+        if (message := protocolversion.mismatch(theirs, name)) is not None:
+            log.warning("%s", message)
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+
     def _config_message(self, message: str | None) -> None:
         if self.engine is not None:
             add_secret_names(self.engine.config.secrets.env_names)
@@ -180,6 +195,7 @@ class CoderServer(LanguageServer):
 
     def initialized(self) -> None:
         ClientLogHandler.attach(self)
+        self._check_protocol_version()
         self.ensure_engine()
         # Logged once the client can receive it (window/logMessage), not only on stderr.
         log.info("coder-ls %s serving %s", __version__, self.engine.root if self.engine else Path.cwd())

@@ -105,9 +105,14 @@ class Agent:
 
 @contextlib.asynccontextmanager
 async def acp_agent(
-    root: Path, env: dict[str, str] | None = None, *, fs: bool = False, client: RecordingClient | None = None
+    root: Path,
+    env: dict[str, str] | None = None,
+    *,
+    fs: bool = False,
+    client: RecordingClient | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> AsyncIterator[Agent]:
-    """The real agent over stdio, initialized (fs offered or not)."""
+    """The real agent over stdio, initialized (fs offered or not; `meta`: initialize's `_meta`)."""
     client = client or RecordingClient()
     log = root.parent / f"acp-{root.name}.stderr"
     with open(log, "ab") as stderr:  # noqa: ASYNC230 (once, before the agent starts)
@@ -116,7 +121,7 @@ async def acp_agent(
         ) as (conn, process):
             caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=False)
             init = await asyncio.wait_for(
-                conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), 30
+                conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps, **(meta or {})), 30
             )
             yield Agent(conn, client, process, root, init)
 

@@ -15,7 +15,7 @@ from harness import SERVER, full_caps, init_git, lsp_session, server_env
 from lsprotocol import types
 from pytest_lsp.client import make_test_lsp_client
 
-from coder_ls import __version__
+from coder_ls import PROTOCOL_VERSION, __version__
 
 
 def _run(*args: str, env=None) -> subprocess.CompletedProcess[str]:
@@ -28,7 +28,7 @@ def test_version_and_help_from_both_entry_points():
     for cmd in ([exe], [sys.executable, "-m", "coder_ls"]):
         version = _run(*cmd, "--version")
         assert version.returncode == 0
-        assert version.stdout.strip() == f"coder-ls {__version__}"
+        assert version.stdout.strip() == f"coder-ls {__version__} (protocol {PROTOCOL_VERSION})"
         helped = _run(*cmd, "--help")
         assert helped.returncode == 0
         for flag in ("--stdio", "--tcp", "--host", "--port", "--log-file", "--log-level", "--version"):

@@ -180,13 +180,23 @@ try {
   await chat.locator('#input').waitFor({ state: 'visible', timeout: 60000 });
   await screenshot('chat-open');
 
+  // 1b. no coder-ls anywhere: the extension makes its own environment from the .vsix, with
+  // progress (its notification may already be gone on a fast machine: then the chat works)
+  const setup = page.locator('.notifications-toasts .notification-toast', { hasText: 'setting up coder-ls' }).first();
+  if (await setup.waitFor({ state: 'visible', timeout: 20000 }).then(() => true, () => false)) {
+    await screenshot('own-server-setup');
+    step('the extension is setting up its own coder-ls (progress notification)');
+    await setup.waitFor({ state: 'hidden', timeout: 180000 });
+    step('its own coder-ls is ready');
+  }
+
   if (!ONLY) {
   // 2. a slash command (waits for the server to start: the first command may take a while)
   await send('/help');
   await until('the /help reply', async () => {
     const t = await transcriptText();
     return t.includes('/undo') && t.includes('/model');
-  }, 60000);
+  }, 180000);
   await screenshot('help');
 
   // 3. a shell command

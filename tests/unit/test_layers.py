@@ -1,10 +1,10 @@
 """The packages stand in layers and import only downward (docs/architecture.md, "Direction").
 
-From the top: the edges (`lsp`, `acp`, `cli`, `wiring`, `demo`), then the agent, which
+From the top: the edges (`lsp`, `acp`, `cli`, `wiring`, `demo`, `doctor`), then the agent, which
 implements the engine's `agent_api`; the engine; the command model (`commands`); what the
 engine and the agent stand on (`history`, `guard`, `llm`, `store`, `mcp`, `hooks`); and the
 floor (`protocol` and the small modules `fsutil`, `environ`, `saferead`, `globs`, `userdirs`,
-`configcheck`).
+`configcheck`, `protocolversion`).
 Inside the middle layer `history` stands on `guard` (git on a hostile repository, the trust
 gate), never the other way.
 
@@ -27,8 +27,8 @@ import coder_ls
 
 PACKAGE = Path(coder_ls.__file__).parent
 
-EDGES = ("lsp", "acp", "cli", "wiring", "demo", "__main__")
-FLOOR = ("protocol", "fsutil", "environ", "saferead", "globs", "userdirs", "configcheck")
+EDGES = ("lsp", "acp", "cli", "wiring", "demo", "doctor", "__main__")
+FLOOR = ("protocol", "fsutil", "environ", "saferead", "globs", "userdirs", "configcheck", "protocolversion")
 MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks")
 
 # package -> the packages it must never import (everything above it)

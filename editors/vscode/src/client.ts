@@ -10,11 +10,11 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import { accessSync, constants } from 'node:fs';
 import { handleApplyEdit } from './applyEdit';
 import { ASK_USER_METHOD, type AskParams, askUser } from './askUser';
 import type { EditReviews } from './review';
-import { didChangeParams, notFoundMessage, resolveServer, SERVER_PATH_KEY } from './config';
+import { isSetupError, openInstallDocs, serverCommand, ServerNotFound } from './bundledServer';
+import { didChangeParams, SERVER_PATH_KEY } from './config';
 import type { Transport } from './controller';
 import { EVENT_METHOD } from './protocol';
 import { type RunHooks, withCancel } from './runProgress';
@@ -22,21 +22,10 @@ import { coderConfig, serverConfig, serverLaunch } from './settings';
 import { markUntyped } from './origin';
 import { plainServerMessages } from './plainMessage';
 import { plain } from './plainText';
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { checkVersions, PROTOCOL_VERSION, serverProtocol } from './version';
 
 /** Server commands VS Code itself runs (code actions) that start a submission. */
 const LONG_COMMANDS = new Set(['coder.input', 'coder.shell', 'coder.codeAction']);
-
-/** Thrown when no coder-ls executable was found; the message says where we looked. */
-export class ServerNotFound extends Error {}
 
 /**
  * @param onResult sees the result of the server commands VS Code runs itself
@@ -45,15 +34,13 @@ export class ServerNotFound extends Error {}
 export function createClient(
   output: vscode.OutputChannel,
   onResult: (result: unknown) => void,
-  hooks?: RunHooks,
+  hooks: RunHooks | undefined,
+  command: string,
 ): LanguageClient {
   const launch = serverLaunch();
-  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
-  const resolved = resolveServer(launch.command, folders, process.env.PATH ?? '', isExecutable);
-  if (!resolved.command) throw new ServerNotFound(notFoundMessage(resolved));
-  output.appendLine(`coder-ls: starting ${resolved.command} ${launch.args.join(' ')}`.trimEnd());
+  output.appendLine(`coder-ls: starting ${command} ${launch.args.join(' ')}`.trimEnd());
   const serverOptions: ServerOptions = {
-    command: resolved.command,
+    command,
     args: launch.args,
     transport: TransportKind.stdio,
     options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
@@ -61,8 +48,9 @@ export function createClient(
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
     outputChannel: output,
-    // `capabilities.askUser`: we answer coder/askUser ourselves (src/askUser.ts)
-    initializationOptions: { ...serverConfig(), capabilities: { askUser: true } },
+    // `capabilities.askUser`: we answer coder/askUser ourselves (src/askUser.ts);
+    // `protocolVersion`: the contract we speak (src/version.ts)
+    initializationOptions: { ...serverConfig(), capabilities: { askUser: true }, protocolVersion: PROTOCOL_VERSION },
     middleware: {
       executeCommand: async (command, args, next) => {
         // VS Code runs these itself (code actions, the palette, `command:` URIs): what
@@ -90,6 +78,20 @@ export function createClient(
   return new LanguageClient('coderLs', 'Coder (coder-ls)', serverOptions, clientOptions);
 }
 
+/** The extension's message when the server speaks another MAJOR of the contract. */
+export function checkServerVersion(client: LanguageClient, command: string, output: vscode.OutputChannel): void {
+  const result = client.initializeResult;
+  const server = serverProtocol(result);
+  output.appendLine(`coder-ls: ${result?.serverInfo?.name ?? 'server'} ${result?.serverInfo?.version ?? '?'}, protocol ${server} (extension: ${PROTOCOL_VERSION})`);
+  const mismatch = checkVersions(server, command, result?.serverInfo?.version);
+  if (!mismatch) return;
+  output.appendLine(mismatch.message);
+  void vscode.window.showWarningMessage(plain(mismatch.message), 'Open Settings', 'Open Docs').then((pick) => {
+    if (pick === 'Open Settings') void openServerPathSetting();
+    else if (pick === 'Open Docs') void openInstallDocs();
+  });
+}
+
 /** Holds the running client; restarts it when `coder.server.*` changes. */
 export class ClientHost implements Transport, vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -98,6 +100,8 @@ export class ClientHost implements Transport, vscode.Disposable {
   private tokens = 0;
   /** The extension's own review of edits sent as questions (src/review.ts). */
   reviews: EditReviews | undefined;
+  /** Where the extension's own environment comes from and goes (src/bundledServer.ts). */
+  own: { extensionPath: string; storage: string } | undefined;
 
   constructor(
     private readonly output: vscode.OutputChannel,
@@ -122,18 +126,28 @@ export class ClientHost implements Transport, vscode.Disposable {
     this.starting ??= (async () => {
       let client: LanguageClient;
       try {
-        client = createClient(this.output, this.onResult, this.hooks);
+        const { command } = await serverCommand(this.output, this.own);
+        client = createClient(this.output, this.onResult, this.hooks, command);
         client.onNotification(EVENT_METHOD, (event: unknown) => this.onEvent(event));
         handleApplyEdit(client, (message) => this.output.appendLine(message), this.reviews);
         client.onRequest(ASK_USER_METHOD, (params: AskParams, token) => askUser(params, vscode.window, token));
         plainServerMessages(client); // no link in a server message is live (src/plainText.ts)
         this.client = client;
         await client.start();
+        checkServerVersion(client, command, this.output);
       } catch (err) {
         this.starting = undefined;
         this.client = undefined;
         const msg = err instanceof Error ? err.message : String(err);
         this.output.appendLine(`coder-ls failed to start: ${msg}`);
+        if (isSetupError(err)) {
+          // what is missing (no suitable Python, a failed step) and where the docs say how
+          void vscode.window.showErrorMessage(plain(msg), 'Open Docs', 'Open Settings').then((pick) => {
+            if (pick === 'Open Docs') void openInstallDocs();
+            else if (pick === 'Open Settings') void openServerPathSetting();
+          });
+          throw err;
+        }
         const text = err instanceof ServerNotFound ? msg : `coder-ls failed to start: ${msg}. Check the "${SERVER_PATH_KEY}" setting.`;
         void vscode.window.showErrorMessage(plain(text), 'Open Settings').then((pick) => pick && openServerPathSetting());
         throw err;

@@ -28,6 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   const reviews = new EditReviews();
   host.reviews = reviews;
+  host.own = { extensionPath: context.extensionPath, storage: context.globalStorageUri.fsPath };
   controller = new Controller(host);
   const ctl = controller;
   const hooks = {

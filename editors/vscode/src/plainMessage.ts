@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { type BaseLanguageClient, MessageType, ShowMessageNotification, ShowMessageRequest } from 'vscode-languageclient/node';
 import { plain } from './plainText';
+import { isServerMismatchMessage } from './version';
 
 function showFor(type: MessageType): typeof vscode.window.showInformationMessage {
   switch (type) {
@@ -22,6 +23,9 @@ function showFor(type: MessageType): typeof vscode.window.showInformationMessage
 /** Call before `client.start()`: handlers registered then are installed once the server
  * answered `initialize`, after (and over) the client's own; a restart keeps them. */
 export function plainServerMessages(client: BaseLanguageClient): void {
-  client.onNotification(ShowMessageNotification.type, (p) => void showFor(p.type)(plain(p.message)));
+  client.onNotification(ShowMessageNotification.type, (p) => {
+    // the extension says a protocol mismatch itself, with its buttons (src/version.ts)
+    if (!isServerMismatchMessage(p.message)) void showFor(p.type)(plain(p.message));
+  });
   client.onRequest(ShowMessageRequest.type, async (p) => (await showFor(p.type)(plain(p.message), ...(p.actions ?? []))) ?? null);
 }

@@ -10,6 +10,7 @@ local task = require('coder.task')
 local progress = require('coder.progress')
 local approval = require('coder.approval')
 local ask = require('coder.ask')
+local version = require('coder.version')
 
 local M = {}
 
@@ -332,6 +333,13 @@ local function make_handlers()
       handle_event(ctx.client_id, util.denull(params))
     end,
     ['window/showMessageRequest'] = approval.handler,
+    ['window/showMessage'] = function(err, params, ctx, config)
+      -- the plugin says a protocol mismatch itself (on_init), naming what to update
+      if params and version.is_server_mismatch(params.message) then
+        return
+      end
+      return vim.lsp.handlers['window/showMessage'](err, params, ctx, config)
+    end,
     ['coder/askUser'] = ask.handler, -- the model's ask_user questions (vim.ui.select)
     ['workspace/applyEdit'] = function(err, params, ctx, config)
       -- A file the server did not see open (no buffer attached to this client)
@@ -382,8 +390,34 @@ local function make_capabilities()
   return caps
 end
 
-local function on_init(client)
+local function check_version(client, result)
+  local caps = (type(result) == 'table' and result.capabilities) or client.server_capabilities
+  local info = type(result) == 'table' and result.serverInfo or nil
   local st = state(client.id)
+  st.server = {
+    name = info and info.name or nil,
+    version = info and info.version or nil,
+    protocol = version.server_protocol(caps),
+  }
+  local cmd = client.config and client.config.cmd
+  local message = version.mismatch(st.server.protocol, type(cmd) == 'table' and cmd[1] or cmd, st.server.version)
+  st.server.mismatch = message
+  if message then
+    vim.schedule(function()
+      vim.notify('coder: ' .. message, vim.log.levels.WARN)
+    end)
+  end
+end
+
+--- What the server of a client said about itself at initialize: {name, version, protocol, mismatch}.
+function M.server_info(client_id)
+  local st = clients[client_id]
+  return st and st.server or nil
+end
+
+local function on_init(client, result)
+  local st = state(client.id)
+  check_version(client, result)
   st.ready = true
   st.root = st.root or (client.config and client.config.root_dir)
   if st.root then
@@ -433,7 +467,8 @@ function M.client_config(root)
     cmd_cwd = root,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
-    init_options = has_settings and settings or nil,
+    -- the settings, and the contract the plugin speaks (lua/coder/version.lua)
+    init_options = vim.tbl_extend('force', has_settings and settings or {}, { protocolVersion = version.PROTOCOL_VERSION }),
     settings = has_settings and { coder = settings } or nil,
     capabilities = make_capabilities(),
     handlers = make_handlers(),
@@ -578,6 +613,21 @@ function M.with_client(opts, fn)
     return fn(nil, 'coder-ls is not running')
   end
   table.insert(st.queue, fn)
+end
+
+--- The capabilities the plugin advertises (for :checkhealth coder).
+function M.client_capabilities()
+  return make_capabilities()
+end
+
+--- The workspace root of a buffer (default the current one), else the cwd.
+function M.workspace_root(bufnr)
+  return command_root(bufnr or vim.api.nvim_get_current_buf())
+end
+
+--- The running coder client of a root, if any.
+function M.client_for_root(root)
+  return get_client(find_client(root))
 end
 
 --- The client object used for commands from the current buffer (no start).

@@ -29,6 +29,9 @@ export const answers: {
   warning: [],
 };
 
+/** Installed extensions by id, for `extensions.getExtension` (e.g. a stand-in ms-python.python). */
+export const extensions = new Map<string, unknown>();
+
 /** Contributed defaults by full key (what `get` falls back to, like VS Code). */
 export const defaults = new Map<string, unknown>();
 
@@ -90,6 +93,7 @@ export function reset(): void {
   registeredCommands.length = 0;
   commandHandlers.clear();
   settings.clear();
+  extensions.clear();
   answers.quickPick.length = 0;
   answers.inputBox.length = 0;
   answers.warning.length = 0;
@@ -151,6 +155,9 @@ export const vscode = {
     },
   },
   ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
+  /** No other extension is installed (the Python extension included) unless a test adds one. */
+  extensions: { getExtension: (id: string): unknown => extensions.get(id) },
+  env: { openExternal: record('openExternal', () => true) },
   workspace: {
     registerTextDocumentContentProvider: () => ({ dispose() {} }),
     workspaceFolders: undefined,
