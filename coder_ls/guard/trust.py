@@ -48,7 +48,8 @@ BOUNDARY: tuple[BoundaryRow, ...] = (
         "narrows only: its `rules`, `secrets.envNames` and `sandbox.network.deniedDomains` are added to the "
         "user's (a deny wins); a wider preset, `allow` rules, `sandbox` off/network/allowed domains/writable "
         "roots/autoAllow on, verify commands, "
-        '`allowOutsideWorkspace`, `provider`, `model: "scripted"` and `scriptedFile` are left out with '
+        '`allowOutsideWorkspace`, `allowInsecureBaseUrl`, `provider`, `model: "scripted"` and `scriptedFile` '
+        "are left out with "
         "one warning",
         "the widening values apply, as they were when trusted (a change is asked again)",
     ),
@@ -134,8 +135,9 @@ def split_widening(values: Mapping[str, Any], base_preset: str = "balanced") -> 
     base = PRESETS.index(base_preset) if base_preset in PRESETS else PRESETS.index("balanced")
     if preset in PRESETS and PRESETS.index(preset) > base:
         wide["permissions"] = kept.pop("permissions")
-    if kept.get("allowOutsideWorkspace") is True:
-        wide["allowOutsideWorkspace"] = kept.pop("allowOutsideWorkspace")
+    for key in ("allowOutsideWorkspace", "allowInsecureBaseUrl"):  # the key over plain http: the user's call
+        if kept.get(key) is True:
+            wide[key] = kept.pop(key)
     # who plays the agent: a "scripted" provider replays the repository's own JSON
     if isinstance(kept.get("provider"), str) and kept["provider"] != "anthropic":
         wide["provider"] = kept.pop("provider")
@@ -182,8 +184,7 @@ def describe_widening(wide: Mapping[str, Any]) -> str:
     parts = []
     if "permissions" in wide:
         parts.append(f"permissions {wide['permissions']!r}")
-    if "allowOutsideWorkspace" in wide:
-        parts.append("allowOutsideWorkspace")
+    parts += [key for key in ("allowOutsideWorkspace", "allowInsecureBaseUrl") if key in wide]
     if "provider" in wide:
         parts.append(f"provider {wide['provider']!r}")
     if "model" in wide:

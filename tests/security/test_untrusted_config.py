@@ -89,3 +89,15 @@ async def test_the_model_name_scripted_cannot_pick_the_scripted_provider(tmp_pat
         fake.push(reply("the real model answers"))
         result = await s.execute("coder.input", {"text": "hello"})
         assert result["status"] == "completed" and result["reply"] == "the real model answers", result
+
+
+def test_a_workspace_may_not_let_the_key_go_over_plain_http_before_trust() -> None:
+    """`allowInsecureBaseUrl` sends the API key to an http:// base URL off this machine: a
+    workspace's `true` waits for /trust, like `allowOutsideWorkspace`; its `false` stands."""
+    from coder_ls.guard.trust import describe_widening, split_widening
+
+    kept, wide = split_widening({"allowInsecureBaseUrl": True, "maxSteps": 5})
+    assert wide == {"allowInsecureBaseUrl": True} and kept == {"maxSteps": 5}
+    assert "allowInsecureBaseUrl" in describe_widening(wide)
+    kept, wide = split_widening({"allowInsecureBaseUrl": False})
+    assert wide == {} and kept == {"allowInsecureBaseUrl": False}
