@@ -5,10 +5,7 @@ forwarder is no job of the shell's (an idle shell is still put away)."""
 
 from __future__ import annotations
 
-import http.server
 import shutil
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,34 +19,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"hello from the host\n"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def target() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
-
-
 async def _run(shell: AgentShell, box: sandbox.Sandbox | None, command: str) -> str:
     result = await shell.run(command, on_output=lambda _c: None, timeout=30, max_output_bytes=100_000, box=box)
     return result.output
 
 
-async def test_the_agents_shell_reaches_allowed_domains_through_the_proxy_only(tmp_path: Path, target: int) -> None:
+async def test_the_agents_shell_reaches_allowed_domains_through_the_proxy_only(tmp_path: Path, host_http: int) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     shell = AgentShell(root)
@@ -59,7 +34,7 @@ async def test_the_agents_shell_reaches_allowed_domains_through_the_proxy_only(t
     try:
         mark = shell.network_mark()  # no shell yet: no handle yet
         assert mark is None
-        out = await _run(shell, box, f"env NO_PROXY= no_proxy= curl -sS http://localhost:{target}/ ; echo rc=$?")
+        out = await _run(shell, box, f"env NO_PROXY= no_proxy= curl -sS http://localhost:{host_http}/ ; echo rc=$?")
         assert "hello from the host" in out, out
         mark = shell.network_mark()
         assert mark is not None
@@ -68,7 +43,7 @@ async def test_the_agents_shell_reaches_allowed_domains_through_the_proxy_only(t
         assert shell.refused_domains(mark) == ["example.com"], out
         assert shell.refused_domains(None) == ["example.com"]  # a first command: since the start
         # around the proxy: no variables, or straight to the host's loopback port
-        out = await _run(shell, box, f"curl -sS --noproxy '*' http://127.0.0.1:{target}/ ; echo rc=$?")
+        out = await _run(shell, box, f"curl -sS --noproxy '*' http://127.0.0.1:{host_http}/ ; echo rc=$?")
         assert "hello from the host" not in out and "rc=0" not in out, out
         # the forwarder is part of the sandbox, not one of the shell's jobs
         assert not shell._jobs_alive()
@@ -77,14 +52,15 @@ async def test_the_agents_shell_reaches_allowed_domains_through_the_proxy_only(t
         await netproxy.shutdown()  # the server's one proxy: this process's, not the next test's
 
 
-async def test_without_domain_rules_there_is_no_network_and_no_proxy(tmp_path: Path, target: int) -> None:
+async def test_without_domain_rules_there_is_no_network_and_no_proxy(tmp_path: Path, host_http: int) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     shell = AgentShell(root)
     box = shell.sandbox_for(SandboxConfig())
     assert box is not None and box.domains is None
     try:
-        out = await _run(shell, box, f"curl -sS http://localhost:{target}/ ; echo rc=$?; echo proxy=${{HTTP_PROXY:-}}")
+        line = f"curl -sS http://localhost:{host_http}/ ; echo rc=$?; echo proxy=${{HTTP_PROXY:-}}"
+        out = await _run(shell, box, line)
         assert "hello from the host" not in out and "proxy=\n" in out + "\n", out
         assert shell.network_mark() is None
     finally:

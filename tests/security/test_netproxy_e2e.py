@@ -6,11 +6,8 @@ it, and the offer to run outside names the refused domain."""
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,35 +30,16 @@ pytestmark = [
 ]
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"hello through the proxy\n"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def target() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
-
-
 # the host is not a literal the policy can read (a substitution builds it): it runs unasked
 FETCH = 'curl -sS -o /dev/null "https://$(printf exa)mple.com/"'
 
 
-async def test_domains_reach_the_allowed_name_and_name_the_refused_one(tmp_path: Path, fake: Any, target: int) -> None:
+async def test_domains_reach_the_allowed_name_and_name_the_refused_one(
+    tmp_path: Path, fake: Any, host_http: int
+) -> None:
     root = init_git(tmp_path / "ws", {"app.py": APP})
     fake.push(
-        calls(tool_call("bash", {"command": f"env NO_PROXY= no_proxy= curl -sS http://localhost:{target}/"}, "c1")),
+        calls(tool_call("bash", {"command": f"env NO_PROXY= no_proxy= curl -sS http://localhost:{host_http}/"}, "c1")),
         calls(tool_call("bash", {"command": FETCH}, "c2")),
         reply("done"),
     )
@@ -75,7 +53,7 @@ async def test_domains_reach_the_allowed_name_and_name_the_refused_one(tmp_path:
         assert result["status"] == "completed", result
         asked = [q.message for q in s.questions]
     outs = {k: result_text(v) for k, v in tool_results(fake.message_requests[-1]).items()}
-    assert "hello through the proxy" in outs["c1"], outs["c1"]
+    assert "hello from the host" in outs["c1"], outs["c1"]
     assert len(asked) == 1, asked  # the allowed fetch was not asked about; the refused one only offered
     assert "example.com" in asked[0] and "Run this exact command again outside" in asked[0], asked
     assert "example.com" in outs["c2"] and "did not approve" in outs["c2"], outs["c2"]
