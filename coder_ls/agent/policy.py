@@ -257,7 +257,7 @@ def _shell_decision(
         if all(any(_covers(p, c) for p in prefixes) or by_grant(c) for c in commands):
             return Decision("allow", "allowed by the command's allowed-tools")
     if preset == "ask" and config.permissions != "strict":
-        if is_read_only(line):
+        if is_read_only(line) and not (sandbox is not None and not sandbox.runs and _runs_git(line)):
             return Decision("allow", "a read-only command")
         if sandbox is not None:
             unasked, note, protected = _in_sandbox(line, config, sandbox, root, cwd or root)
@@ -268,6 +268,13 @@ def _shell_decision(
             reason = f"preset {config.permissions}" + (f" ({why_not})" if why_not else "")
             return Decision(preset, reason, sandbox=note)
     return Decision(preset, f"preset {config.permissions}" + (f" ({why_not})" if why_not else ""))
+
+
+def _runs_git(line: ParsedLine) -> bool:
+    """git reads only what it is told, but runs what the repository's config names (an
+    fsmonitor on `status`, a diff driver, a pager): a workspace is hostile input, so outside
+    a sandbox a git reader is asked about like any other command (docs/security.md)."""
+    return any(c.program == "git" for c in line.commands)
 
 
 def _in_sandbox(line: ParsedLine, config: Config, view: SandboxView, root: Path, cwd: Path) -> tuple[bool, str, bool]:

@@ -154,3 +154,15 @@ def test_an_untrusted_workspace_may_turn_auto_allow_off_never_on() -> None:
     assert "sandbox.autoAllow true" in describe_widening(wide)
     kept, wide = split_widening({"sandbox": {"autoAllow": False}})
     assert kept == {"sandbox": {"autoAllow": False}} and wide == {}
+
+
+def test_outside_a_sandbox_a_git_reader_asks_since_git_runs_what_the_repository_names(root: Path) -> None:
+    """A workspace is hostile input: `git status` runs the fsmonitor its `.git/config` names.
+    In the sandbox that is contained and the reader runs unasked; with no sandbox it asks;
+    other readers still do not."""
+    off = SandboxView(False, "the sandbox is off (sandbox.mode)")
+    assert d("git status", root, sandbox=view(root)).action == "allow"
+    assert d("git status", root, sandbox=off).action == "ask"
+    assert d("git log --oneline | head -5", root, sandbox=off).action == "ask"
+    assert d("ls -la", root, sandbox=off).action == "allow"
+    assert d("cat README.md | grep x", root, sandbox=off).action == "allow"
