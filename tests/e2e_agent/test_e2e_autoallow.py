@@ -175,6 +175,17 @@ async def test_readers_with_a_hidden_writer_ask_where_no_sandbox_holds_them(agen
         (a.root / "hidden-evil").unlink()
 
 
+async def test_with_no_sandbox_a_git_reader_asks_and_a_plain_one_does_not(agent):
+    """git runs what the repository's config names (an fsmonitor on `status`): with no
+    sandbox to hold it, a git reader is asked about; `ls` is not."""
+    a = await agent(sandbox={"mode": "off"})
+    a.s.answer_question = lambda p: "Deny"
+    git_out, ls_out = await run(a, "git status --short", "ls")
+    (question,) = [q.message for q in a.s.questions]
+    assert "git status --short" in question and "did not run" in git_out, git_out
+    assert "app.py" in ls_out
+
+
 async def test_the_offer_comes_when_a_write_was_lost_though_the_line_exited_0(agent, outside):
     a = await agent(permissions="yolo")
     a.s.answer_question = lambda p: "Keep the failure"
