@@ -21,6 +21,7 @@ binds), `proxy_env` (the variables that point clients at the forwarder) and `arg
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import sys
@@ -61,9 +62,18 @@ def proxy_env(port: int = PORT) -> dict[str, str]:
 
 
 def argv_prefix(handle: Handle, port: int = PORT) -> list[str]:
-    """What goes before the shell's argv inside the sandbox (after bubblewrap's `--`)."""
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), "--socket", INSIDE,
+    """What goes before the shell's argv inside the sandbox (after bubblewrap's `--`). The
+    sandbox has a /tmp of its own, which hides whatever lives under the host's /tmp (a
+    checkout, a virtual environment): so the interpreter is the real one behind a venv's
+    link, and this file is handed to it as its source (`-c`), not by its path."""
+    return [os.path.realpath(sys.executable), "-I", "-S", "-c", _source(), "--socket", INSIDE,
             "--port", str(port), "--token", handle.token, "--"]  # fmt: skip
+
+
+@functools.cache
+def _source() -> str:
+    with open(__file__, encoding="utf-8") as f:  # this module: the standard library only
+        return f.read()
 
 
 def with_proxy(bwrap_argv: list[str], handle: Handle, port: int = PORT) -> list[str]:

@@ -7,6 +7,7 @@ Real files, the real config store and trust records."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -146,7 +147,7 @@ def test_landlock_has_no_network_namespace_so_domain_rules_are_no_network(tmp_pa
     (tmp_path / "ws").mkdir()
     box = sandbox.resolve(DOMAINS, tmp_path / "ws", tmp_path / "t")
     assert box is not None and box.backend == "landlock" and box.network is False
-    argv = sandbox.wrap(box, [sys.executable, "-I", "-c", PROBE])
+    argv = sandbox.wrap(box, [os.path.realpath(sys.executable), "-I", "-c", PROBE])
     assert "--no-network" in argv
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert "connect: PermissionError" in done.stdout, done.stdout + done.stderr

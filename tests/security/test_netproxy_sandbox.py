@@ -38,6 +38,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 PORT = netfwd.PORT
+# the interpreter behind a venv's link: the sandbox's own /tmp hides a venv that lives under /tmp
+PY = os.path.realpath(sys.executable)
 CLEAR = "env NO_PROXY= no_proxy= "  # the allowed `localhost` goes through the proxy, not the sandbox's loopback
 HOSTNAME = socket.gethostname()
 
@@ -159,7 +161,7 @@ async def sandboxed(
 
 def py(code: str) -> str:
     """A python3 command line for bash (inside the sandbox)."""
-    return f"{sys.executable} -I -c {shlex.quote(code)}"
+    return f"{PY} -I -c {shlex.quote(code)}"
 
 
 async def test_allowed_names_are_reached_through_the_proxy_plain_and_tls(tmp_path, proxy, targets):
@@ -174,7 +176,7 @@ async def test_allowed_names_are_reached_through_the_proxy_plain_and_tls(tmp_pat
         + py(
             "import urllib.request,ssl;"
             f"print(urllib.request.urlopen('http://localhost:{plain}/urllib').read().decode())"
-        ).replace(sys.executable, f"{CLEAR} {sys.executable}"),
+        ).replace(PY, f"{CLEAR} {PY}"),
     )
     assert code == 0, out
     assert f"target saw GET /plain HTTP/1.1 Host=localhost:{plain}" in out
@@ -399,13 +401,13 @@ async def test_pip_and_npm_reach_a_registry_on_an_allowed_name(tmp_path, proxy, 
         pytest.skip("the host name is not mapped to a loopback address here")
     handle = proxy.open(RULES)
     script = (
-        f"{sys.executable} -m pip download --no-deps --disable-pip-version-check -q -d /tmp/dl "
+        f"{PY} -m pip download --no-deps --disable-pip-version-check -q -d /tmp/dl "
         f"--index-url http://{HOSTNAME}:{plain}/simple/ --trusted-host {HOSTNAME} demo-pkg && ls /tmp/dl; "
     )
     if shutil.which("npm"):
         script += f"npm view demo description --registry http://{HOSTNAME}:{plain}/ 2>&1; "
     pypi = "--index-url https://pypi.org/simple/"
-    script += f"{sys.executable} -m pip download --no-deps -q -d /tmp/dl2 {pypi} x 2>&1 | tail -3"
+    script += f"{PY} -m pip download --no-deps -q -d /tmp/dl2 {pypi} x 2>&1 | tail -3"
     _, out = await sandboxed(tmp_path, handle, script, timeout=120)
     assert "demo_pkg-1.0-py3-none-any.whl" in out, out
     if shutil.which("npm"):
