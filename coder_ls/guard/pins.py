@@ -46,6 +46,15 @@ from coder_ls.guard.protected import writable_parts
 RECORD = "placeholders.json"  # in the server's run directory (`lifetime.run_dir`)
 
 
+# Protected names that get no placeholder when absent: an empty folder in their place breaks
+# a program that reads them on its own, all day. VS Code's git extension reads `.gitmodules`
+# at every status and fails the whole update on a folder there (EISDIR; seen in the real
+# editor). What an agent-made `.gitmodules` names (a submodule's path and URL) is no more than
+# a nested repository, which a sandboxed command can make anywhere below the top already; an
+# existing one stays pinned, and the file tools ask about it as before.
+UNHELD_WHEN_ABSENT = frozenset({".gitmodules"})
+
+
 class Held(msgspec.Struct, frozen=True):
     """An entry a mount sits on, as it was when the layout was made."""
 
@@ -165,6 +174,8 @@ class _Top:
         elif os.path.lexists(k):
             self.pins.add(k)
             self.anchors.update(_between(top, k.parent))
+        elif k.parent == top and k.name in UNHELD_WHEN_ABSENT:
+            return  # an empty folder there would break its readers: see UNHELD_WHEN_ABSENT
         elif (near := _nearest(top, k)) == top:
             self.wanted.add(top / k.relative_to(top).parts[0])
         else:

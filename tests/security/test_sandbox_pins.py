@@ -26,7 +26,7 @@ from harness import init_git
 from coder_ls.engine import agentshell
 from coder_ls.engine.agentshell import AgentShell
 from coder_ls.engine.shell import ShellResult
-from coder_ls.guard import protected, sandbox
+from coder_ls.guard import pins, protected, sandbox
 from coder_ls.protocol.config import SandboxConfig
 
 pytestmark = pytest.mark.skipif(sandbox.bwrap_path() is None, reason="bubblewrap does not work on this machine")
@@ -135,7 +135,7 @@ def _tree(path: Path) -> dict[str, bytes | str | None]:
 @pytest.mark.parametrize("existing", [False, True], ids=["absent", "existing"])
 async def test_every_protected_name_stays_unwritable_and_uncreatable(agent: Agent, existing: bool) -> None:
     root = agent.root
-    names = sorted(protected.PROTECTED)
+    names = sorted(n for n in protected.PROTECTED if existing or n not in pins.UNHELD_WHEN_ABSENT)
     if existing:
         for name in names:
             if name in DIRS and name != ".git":
@@ -160,6 +160,22 @@ async def test_every_protected_name_stays_unwritable_and_uncreatable(agent: Agen
     assert after == before
     assert (root / ".git" / "config").read_bytes() == git_config
     assert not (root / "cfg").exists() and (root / "README.md").exists()
+
+
+async def test_an_absent_gitmodules_gets_no_placeholder_and_an_existing_one_is_held(agent: Agent) -> None:
+    """VS Code's git extension reads `.gitmodules` at every status and fails on a folder
+    there (seen in the real editor): an absent one is left free, an existing one is pinned."""
+    root = agent.root
+    await agent.ok("test ! -e .gitmodules && echo free")
+    assert not (root / ".gitmodules").exists()
+    await agent.shell.close()
+    (root / ".gitmodules").write_text("original\n")
+    held = Agent(root)
+    try:
+        out = await held("echo x >> .gitmodules; rm -f .gitmodules; echo rc=$?")
+        assert (root / ".gitmodules").read_text() == "original\n", out.output
+    finally:
+        await held.shell.close()
 
 
 async def test_placeholders_are_gone_when_the_shell_closes_and_never_in_git_status(agent: Agent) -> None:
