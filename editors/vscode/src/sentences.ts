@@ -275,12 +275,15 @@ export function toolSentence(call: ToolCallView, roots: readonly string[] = []):
   }
   const edits = call.edits ?? [];
   const rejectedEdit = edits.length > 0 && edits.every((e) => !e.applied);
+  // a partly applied edit is an error for the model (it must not redo what was rejected),
+  // and for the user an edit with some changes rejected
+  const partly = edits.some((e) => e.applied);
   if (call.cancelled && !call.output) {
     s.state = 'failed';
     s.lead = `Stopped before it could ${todo}`;
     return s;
   }
-  if (call.isError || rejectedEdit) {
+  if ((call.isError && !partly) || rejectedEdit) {
     s.state = 'failed';
     if (decision === 'deny' || decision === 'cancelled' || rejectedEdit) {
       s.lead = `Did not ${todo}`;
@@ -294,6 +297,7 @@ export function toolSentence(call: ToolCallView, roots: readonly string[] = []):
   }
   if (call.output || call.tool === 'bash' || call.tool === 'read' || call.tool === 'todoWrite') outcomeOf(call, s, roots);
   editFacts(call, s);
+  if (call.tool === 'write' && partly && s.lead === did) s.lead = 'Edited'; // its diff says what changed
   if (decision && !(review && call.edits?.some((e) => e.diff?.reviewed))) s.facts.push(decisionWords(decision));
   if (call.startedAt !== undefined && call.endedAt !== undefined && (call.tool === 'bash' || call.tool === 'task')) {
     s.facts.push(formatSeconds(call.endedAt - call.startedAt));

@@ -100,11 +100,13 @@ export function renderTool(e: ToolEntry, roots: readonly string[] = []): string 
   const output = relText(e.output, roots);
   const parts: string[] = [];
   for (const edit of edits) parts.push(renderDiff(edit, roots));
-  if (s.state === 'failed' && output) parts.push(`<pre class="output error-text">${escapeHtml(output)}</pre>`);
+  // a failed call's whole error, unless its sentence already says all of it
+  if (s.state === 'failed' && output && output.trim().replace(/^Error:\s*/, '') !== s.error)
+    parts.push(`<pre class="output error-text">${escapeHtml(output)}</pre>`);
   else if (output && edits.length) parts.push(fold('Output', `<pre class="output">${escapeHtml(output)}</pre>`));
   else if (output) parts.push(`<pre class="output">${escapeHtml(output)}</pre>`);
   parts.push(fold('Input', renderInput(e.input, roots)));
-  const classes = ['entry', 'tool', s.state, edits.length ? 'edit' : '', e.isError ? 'error' : ''].filter(Boolean).join(' ');
+  const classes = ['entry', 'tool', s.state, edits.length ? 'edit' : '', s.state === 'failed' ? 'error' : ''].filter(Boolean).join(' ');
   return (
     `<details class="${classes}" data-tool="${escapeHtml(e.tool)}" title="${escapeHtml(sentenceText(s))}">` +
     `<summary>${renderSentence(s)}</summary><div class="details">${parts.join('')}</div></details>`

@@ -73,7 +73,8 @@ test('an edit call carries its diff: one inline diff per edit, folded, each hunk
   );
   t.applyEvent(ev('approvalResolved', { callId: 'w', decision: 'allowOnce' }));
   t.applyEvent(ev('editApplied', { uri: 'file:///ws/app.py', applied: true }));
-  t.applyEvent(ev('toolCallEnd', { callId: 'w', output: 'Updated app.py (6 lines). The user rejected 1 of 2 changes.' }));
+  // (the server tells the model as an error: it must not redo the rejected change)
+  t.applyEvent(ev('toolCallEnd', { callId: 'w', output: 'The user reviewed the edit of app.py and applied 1 of its 2 changes', isError: true }));
   assert.deepEqual(t.entries.map((e) => e.kind), ['tool'], 'the edit is part of its call: no second entry');
   const html = renderEntry(t.entries[0], t.state.roots);
   assert.equal(html.match(/<div class="diff"/g)?.length, 1, 'one inline diff');
