@@ -100,10 +100,10 @@ export function renderTool(e: ToolEntry, roots: readonly string[] = []): string 
   const output = relText(e.output, roots);
   const parts: string[] = [];
   for (const edit of edits) parts.push(renderDiff(edit, roots));
-  // a failed call's whole error, unless its sentence already says all of it
-  if (s.state === 'failed' && output && output.trim().replace(/^Error:\s*/, '') !== s.error)
-    parts.push(`<pre class="output error-text">${escapeHtml(output)}</pre>`);
-  else if (output && edits.length) parts.push(fold('Output', `<pre class="output">${escapeHtml(output)}</pre>`));
+  if (s.state === 'failed') {
+    // its whole error, unless its sentence already says all of it
+    if (output && output.trim().replace(/^Error:\s*/, '') !== s.error) parts.push(`<pre class="output error-text">${escapeHtml(output)}</pre>`);
+  } else if (output && edits.length) parts.push(fold('Output', `<pre class="output">${escapeHtml(output)}</pre>`));
   else if (output) parts.push(`<pre class="output">${escapeHtml(output)}</pre>`);
   parts.push(fold('Input', renderInput(e.input, roots)));
   const classes = ['entry', 'tool', s.state, edits.length ? 'edit' : '', s.state === 'failed' ? 'error' : ''].filter(Boolean).join(' ');

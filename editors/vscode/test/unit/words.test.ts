@@ -148,4 +148,7 @@ test('a failed call says so in a sentence with the file name; its input is behin
   assert.ok(write.includes('<pre>def double(x):\n    return 2 * x\n</pre>'), write);
   assert.ok(!write.includes('\\n'), 'no escaped newline');
   assert.ok(!/\{&quot;path&quot;/.test(write), 'no JSON as the message');
+  // an error its sentence says whole is not said twice
+  const edit = renderEntry({ id: 9, rev: 1, kind: 'tool', callId: 'e', tool: 'edit', input: { path: 'app.py' }, output: 'oldString was not found in app.py.', isError: true, done: true } as Entry, [ROOT]);
+  assert.equal(text(edit).split('oldString was not found').length - 1, 1, text(edit));
 });
