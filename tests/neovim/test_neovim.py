@@ -297,7 +297,8 @@ def test_transcript_speaks_the_users_words(nvim: str, workspace: Path) -> None:
                     {"name": "grep", "input": {"pattern": "^foo$"}},
                     {"name": "bash", "input": {"command": "ls"}},
                     {"name": "edit", "input": {"path": "a.txt", "oldString": "nope", "newString": "x"}},
-                    {"name": "edit", "input": {"path": str(workspace / "a.txt"), "oldString": "foo", "newString": "bar"}},
+                    # an absolute path: the line names it relative to the workspace
+                    {"name": "edit", "input": {"path": f"{workspace}/a.txt", "oldString": "foo", "newString": "bar"}},
                     {"name": "edit", "input": {"path": "b.txt", "oldString": "two", "newString": "three"}},
                 ]
             },
