@@ -170,7 +170,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.post({ type: 'snapshot', snapshot: this.controller.transcript.snapshot(), busy: this.controller.busy, progress: this.controller.progress });
+    // what runs now, as the notification would say it (the chat stands in for it)
+    const progress = this.controller.waitingForApproval ? 'Waiting for your answer' : this.controller.progress;
+    this.post({ type: 'snapshot', snapshot: this.controller.transcript.snapshot(), busy: this.controller.busy, progress });
     this.post({ type: 'catalog', commands: this.controller.catalog });
     this.postContext();
     this.postReviews();

@@ -270,6 +270,11 @@ stopBtn.addEventListener('click', () => vscode.postMessage({ type: 'interrupt' }
 $('new').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
 /** The edit reviews waiting for the user: one line each, with Show / Apply / Reject. */
 function renderReviews(reviews: ReviewView[]): void {
+  // the line takes room from the transcript: keep its end in view if it was
+  const nearBottom = transcriptEl.scrollHeight - transcriptEl.scrollTop - transcriptEl.clientHeight < 40;
+  requestAnimationFrame(() => {
+    if (nearBottom) transcriptEl.scrollTop = transcriptEl.scrollHeight;
+  });
   reviewEl.hidden = reviews.length === 0;
   reviewEl.replaceChildren(
     ...reviews.map((r) => {
