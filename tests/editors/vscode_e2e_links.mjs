@@ -157,10 +157,10 @@ export async function linkSteps(t) {
   step('Ctrl+clicked the apply link in README.md while the review waited');
   if (victimChanged()) gaveWay.push('a command:coderLs.review.apply link applied the agent\'s edit of victim');
   if (gaveWay.length) throw new Error(`links: ${gaveWay.join('; ')}`);
-  // the review still waits: its notification's Cancel rejects it
-  const reviewToast = page.locator('.notifications-toasts .notification-toast', { hasText: 'untick the changes to reject' }).first();
-  await until('the review still waiting (its notification)', async () => reviewToast.isVisible(), 5000);
-  await reviewToast.locator('a.monaco-button', { hasText: 'Cancel' }).first().click();
+  // the review still waits (the chat names it): the chat's Reject rejects it
+  const waiting = chat.locator('#review .review-row', { hasText: 'victim' });
+  await until('the review still waiting (named in the chat)', async () => waiting.isVisible(), 5000);
+  await waiting.locator('button[data-review="reject"]').click();
   await until('the answer after the rejected edit', async () => (await transcriptText()).includes('Left victim alone.'), 30000);
   if (readFileSync(victim, 'utf8') !== 'keep me\n') throw new Error('victim changed although its review was rejected');
   await screenshot('review-kept-from-link');

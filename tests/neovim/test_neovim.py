@@ -280,6 +280,57 @@ def test_code_action_fix_without_save_edited_files(nvim: str, workspace: Path) -
     assert (workspace / "a.txt").read_text() == "foo\n"
 
 
+#: The protocol's names a user must never read in the transcript (issue 38).
+ENUMS = re.compile(r"\b(allowOnce|allowSession|alwaysAllow|deny|completed|in_progress|toolCallBegin|editApplied)\b")
+
+
+def test_transcript_speaks_the_users_words(nvim: str, workspace: Path) -> None:
+    """One line per tool call, with its outcome (matches, exit code and duration, lines
+    changed), decisions as words, paths relative to the workspace; a failed call says so
+    with the file name, its input in detail lines folded under it."""
+    write_scripted_fix(workspace)
+    (workspace / "b.txt").write_text("one\ntwo\n")
+    script = {
+        "turns": [
+            {
+                "toolCalls": [
+                    {"name": "grep", "input": {"pattern": "^foo$"}},
+                    {"name": "bash", "input": {"command": "ls"}},
+                    {"name": "edit", "input": {"path": "a.txt", "oldString": "nope", "newString": "x"}},
+                    # an absolute path: the line names it relative to the workspace
+                    {"name": "edit", "input": {"path": f"{workspace}/a.txt", "oldString": "foo", "newString": "bar"}},
+                    {"name": "edit", "input": {"path": "b.txt", "oldString": "two", "newString": "three"}},
+                ]
+            },
+            {"text": "done"},
+        ]
+    }
+    (workspace / "script.json").write_text(json.dumps(script))
+    r = run_scenario(nvim, "transcript_words", workspace)
+    check(r)
+    assert r["result"]["status"] == "completed", r["result"]
+    lines: list[str] = r["transcript"]
+    text = "\n".join(lines)
+    index_of(lines, r"\* Searched for `\^foo\$` · 1 match")
+    index_of(lines, r"\* Ran `ls` · exit 0 · \d+\.\d s")
+    index_of(lines, r"x Did not edit b\.txt · denied")
+    failed = index_of(lines, r"x Could not edit a\.txt: oldString was not found in a\.txt\..*")
+    index_of(lines, r"\* Edited a\.txt \(\+1 −1\) · allowed once")
+    index_of(lines, r"--- done")
+    # one line per call: no record-like lines, nothing said twice
+    calls = [x for x in lines if x.startswith(("* ", "x ", "? "))]
+    assert len(calls) == 5, calls
+    assert not any(re.match(r"[*x] (grep|bash|edit|write) ", x) for x in lines), lines
+    # the failed call's input, as text, in detail lines under it (folded in a window)
+    details = lines[failed + 1 : failed + 6]
+    assert "  │ oldString: nope" in details and "  │ path: a.txt" in details, details
+    assert r["foldmethod"] == "expr" and "  │ oldString: nope" in r["folded"], r
+    assert str(workspace) not in text and r["root"] not in text, lines
+    assert not ENUMS.search(text), lines
+    assert (workspace / "a.txt").read_text() == "bar\n"
+    assert (workspace / "b.txt").read_text() == "one\ntwo\n"
+
+
 def test_interrupt_cancels_running_shell(nvim: str, workspace: Path) -> None:
     r = run_scenario(nvim, "interrupt", workspace)
     check(r)
@@ -456,15 +507,15 @@ def test_task_command_shows_status_list_and_resume(nvim: str, workspace: Path) -
     a_started = index_of(run, r"  step a \(general\) started: .+")
     c_started = index_of(run, r"  step c \(general\) started: .+")
     a_failed = index_of(run, r"  step a \(general\) failed · 0 tokens")
-    c_done = index_of(run, r"  step c \(general\) completed · 37 tokens")
+    c_done = index_of(run, r"  step c \(general\) done · 37 tokens")
     report = index_of(run, r"  report \(general\) started: .+")
-    index_of(run, r"  report \(general\) completed · 37 tokens")
+    index_of(run, r"  report \(general\) done · 37 tokens")
     ended = index_of(run, rf"task {tid}: failed 1/3 \(100%\), 1 failed · \d+ tokens")
     reply_line = index_of(run, rf"Task {tid} failed: 1/3 steps\. not completed: a, b")
     assert planning < running < min(a_started, c_started) < max(a_failed, c_done) < report < ended < reply_line, run
     assert "step b" not in text, run  # skipped: never started
     # a server that brackets its planner with subagent events shows it under the task too
-    planner_line = r"  planner (started: .+|completed · \d+ tokens)"
+    planner_line = r"  planner (started: .+|done · \d+ tokens)"
     assert all(re.fullmatch(planner_line, line) for line in run if "planner" in line), run
     for answer in ("C-ANSWER", "REPORT-ONE", "planned"):
         assert answer not in text, run  # the subagents' (and the planner's) text stays out
@@ -501,7 +552,7 @@ def test_task_command_shows_status_list_and_resume(nvim: str, workspace: Path) -
     # the resume ran a and b only, and completed
     resumed = r["resume_transcript"]
     index_of(resumed, r"  step a \(general\) started: .+")
-    index_of(resumed, r"  step b \(general\) completed · 37 tokens")
+    index_of(resumed, r"  step b \(general\) done · 37 tokens")
     index_of(resumed, rf"task {tid}: completed 3/3 \(100%\) · \d+ tokens")
     index_of(resumed, rf"Task {tid} completed: 3/3 steps\.")
     assert not any("step c" in line for line in resumed), resumed
@@ -516,8 +567,9 @@ def test_task_command_shows_status_list_and_resume(nvim: str, workspace: Path) -
 
 def test_subagents_of_a_task_call_are_indented_under_it(nvim: str, workspace: Path) -> None:
     """The agent's `task` tool runs two subagents in parallel (one answers, one fails):
-    the transcript shows the call, each subagent's start and its end with status and
-    tokens indented under it, then the call's result; their text stays out."""
+    the transcript shows the call (one line, with its outcome once it ended), each
+    subagent's start and its end with status and tokens indented under it, then the
+    answer; their text stays out."""
     from anthropic_server import FakeAnthropicServer, check_rejections, reply
 
     with FakeAnthropicServer() as fake:
@@ -533,16 +585,16 @@ def test_subagents_of_a_task_call_are_indented_under_it(nvim: str, workspace: Pa
         check_rejections(fake, False)
     check(r)
     lines = r["transcript"]
-    call = index_of(lines, r"\* task 2 subagents in parallel")
+    call = index_of(lines, r"\* Ran 2 subagents in parallel · \d+\.\d s")
     starts = [
         index_of(lines, r"  subagent explore-[0-9a-f]{8} started: find the loader"),
         index_of(lines, r"  subagent general-[0-9a-f]{8} started: list the tests"),
     ]
     ends = [
-        index_of(lines, r"  subagent explore-[0-9a-f]{8} completed · 37 tokens"),
+        index_of(lines, r"  subagent explore-[0-9a-f]{8} done · 37 tokens"),
         index_of(lines, r"  subagent general-[0-9a-f]{8} failed · 0 tokens"),
     ]
-    result = index_of(lines, r"  = \[1\] explore \(completed\): \.\.\.")
+    result = index_of(lines, r"It is in a\.txt\.")
     assert call < min(starts) and max(starts) < min(ends) and max(ends) < result, lines
     text = "\n".join(lines)
     assert "LOADER-ANSWER" not in text, lines  # the subagent's own text is not the reply

@@ -33,5 +33,5 @@ def test_hook_ran_is_one_line_per_hook(tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
     )
     lines = json.loads(out.stdout.strip() or out.stderr.strip())
-    assert "- hook PreToolUse python3 guard.py: deny (12 ms)" in lines, out
+    assert "- hook PreToolUse python3 guard.py: denied (12 ms)" in lines, out
     assert "- hook Stop ./check.sh: failed (3 ms)" in lines, out

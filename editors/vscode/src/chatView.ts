@@ -2,7 +2,10 @@
 import * as vscode from 'vscode';
 import { contextLabel, type EditorContext, type ImageAttachment } from './attachments';
 import type { Controller } from './controller';
-import type { FromWebview, ToWebview } from './webview/messages';
+import { relPath } from './paths';
+import type { EditReviews } from './review';
+import { decisionSummary } from './reviewModel';
+import type { FromWebview, ReviewView, ToWebview } from './webview/messages';
 import { plain } from './plainText';
 
 export const VIEW_ID = 'coderLs.chat';
@@ -26,15 +29,47 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The chip the user removed: its label, until the editor or the selection changes. */
   private dropped: string | undefined;
+  private readonly visibilityListeners: Array<() => void> = [];
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly controller: Controller,
     private readonly actions: ChatActions,
+    private readonly reviews?: EditReviews,
   ) {
     controller.onDidChange(() => this.schedule());
     vscode.window.onDidChangeActiveTextEditor(() => this.contextChanged());
     vscode.window.onDidChangeTextEditorSelection(() => this.contextChanged());
+    // the transcript names files relative to the workspace folders
+    const roots = (): void => controller.transcript.setRoots((vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
+    roots();
+    vscode.workspace.onDidChangeWorkspaceFolders?.(roots);
+    reviews?.onDidChangePending(() => this.postReviews());
+  }
+
+  /** Whether the chat is on screen now (it then shows what runs: no notification). */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  onDidChangeVisibility(listener: () => void): void {
+    this.visibilityListeners.push(listener);
+  }
+
+  private visibilityChanged(): void {
+    for (const l of this.visibilityListeners) l();
+  }
+
+  /** The reviews waiting for the user, as the chat's line above the input shows them. */
+  private postReviews(): void {
+    const roots = this.controller.transcript.state.roots;
+    const reviews: ReviewView[] = (this.reviews?.pending() ?? []).map((r) => ({
+      id: r.id,
+      label: r.label,
+      files: r.files.map((f) => relPath(f.uri, roots)),
+      ...decisionSummary(r.files),
+    }));
+    this.post({ type: 'reviews', reviews });
   }
 
   /** The active file and its selection (sent with every input unless its chip was removed). */
@@ -66,8 +101,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.webview.options = { enableScripts: true, localResourceRoots: [dist, media] };
     view.webview.html = this.html(view.webview);
     view.webview.onDidReceiveMessage((msg: FromWebview) => void this.receive(msg));
-    view.onDidDispose(() => (this.view = undefined));
-    view.onDidChangeVisibility(() => view.visible && this.flush());
+    view.onDidDispose(() => {
+      this.view = undefined;
+      this.visibilityChanged();
+    });
+    view.onDidChangeVisibility(() => {
+      if (view.visible) this.flush();
+      this.visibilityChanged();
+    });
+    this.visibilityChanged();
   }
 
   async reveal(): Promise<void> {
@@ -110,6 +152,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       case 'openFile':
         await openUri(msg.uri);
         break;
+      case 'code':
+        if (msg.action === 'copy') await vscode.env.clipboard.writeText(msg.text);
+        else await insertAtCursor(msg.text);
+        break;
+      case 'review':
+        await this.reviews?.act(msg.id, msg.action);
+        break;
     }
   }
 
@@ -121,9 +170,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.post({ type: 'snapshot', snapshot: this.controller.transcript.snapshot(), busy: this.controller.busy });
+    // what runs now, as the notification would say it (the chat stands in for it)
+    const progress = this.controller.waitingForApproval ? 'Waiting for your answer' : this.controller.progress;
+    this.post({ type: 'snapshot', snapshot: this.controller.transcript.snapshot(), busy: this.controller.busy, progress });
     this.post({ type: 'catalog', commands: this.controller.catalog });
     this.postContext();
+    this.postReviews();
   }
 
   private post(msg: ToWebview): void {
@@ -150,16 +202,32 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <div id="transcript" role="log" aria-live="polite"></div>
 <div id="composer">
   <ul id="completions" role="listbox" hidden></ul>
+  <div id="review" hidden></div>
   <div id="chips"></div>
   <textarea id="input" rows="3" placeholder="Ask Coder — /command, !shell · Enter to send, Shift+Enter for a newline"></textarea>
-  <div id="bar"><span id="status"></span><span id="usage"></span>
-    <button id="new" title="New session">New</button>
-    <button id="stop" title="Stop (coder.interrupt)" disabled>Stop</button>
-    <button id="send" title="Send (Enter)">Send</button></div>
+  <div id="bar"><span id="status" role="status"></span>
+    <span id="usage" hidden><meter id="meter" min="0" max="100" low="60" high="85" optimum="0" value="0"></meter><span id="usage-pct"></span></span>
+    <span class="buttons"><button id="new" title="New session">New</button>
+    <button id="stop" title="Stop what runs (coder.interrupt)" disabled>Stop</button>
+    <button id="send" title="Send (Enter)">Send</button></span></div>
 </div>
 <script nonce="${nonce}" src="${script}"></script>
 </body></html>`;
   }
+}
+
+/** A code block's Insert: the code at the cursor (replacing the selection) of the editor
+ * the user last worked in. */
+export async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) {
+    void vscode.window.showInformationMessage('Open a file in an editor to insert the code at its cursor.');
+    return;
+  }
+  await editor.edit((edit) => {
+    for (const sel of editor.selections) edit.replace(sel, text);
+  });
+  await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
 }
 
 /** Opens an edited file (a `file:` URI or a workspace-relative path) in an editor. */

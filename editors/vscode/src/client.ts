@@ -10,14 +10,13 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import { handleApplyEdit } from './applyEdit';
+import { type DiffSink, handleApplyEdit } from './applyEdit';
 import { ASK_USER_METHOD, type AskParams, askUser } from './askUser';
 import type { EditReviews } from './review';
 import { isSetupError, openInstallDocs, serverCommand, ServerNotFound } from './bundledServer';
 import { didChangeParams, SERVER_PATH_KEY } from './config';
 import type { Transport } from './controller';
 import { EVENT_METHOD } from './protocol';
-import { type RunHooks, withCancel } from './runProgress';
 import { coderConfig, serverConfig, serverLaunch } from './settings';
 import { markUntyped } from './origin';
 import { plainServerMessages } from './plainMessage';
@@ -27,6 +26,10 @@ import { checkVersions, PROTOCOL_VERSION, serverProtocol } from './version';
 /** Server commands VS Code itself runs (code actions) that start a submission. */
 const LONG_COMMANDS = new Set(['coder.input', 'coder.shell', 'coder.codeAction']);
 
+/** How a long command VS Code runs itself is shown while it runs (the chat's state and,
+ * when the chat is hidden, the Cancel notification: src/runProgress.ts). */
+export type RunLong = <T>(title: string, work: () => Promise<T>) => Promise<T>;
+
 /**
  * @param onResult sees the result of the server commands VS Code runs itself
  * (the auto-registered `coder.*` ids: code actions, the command palette).
@@ -34,7 +37,7 @@ const LONG_COMMANDS = new Set(['coder.input', 'coder.shell', 'coder.codeAction']
 export function createClient(
   output: vscode.OutputChannel,
   onResult: (result: unknown) => void,
-  hooks: RunHooks | undefined,
+  runLong: RunLong | undefined,
   command: string,
 ): LanguageClient {
   const launch = serverLaunch();
@@ -58,7 +61,7 @@ export function createClient(
         const marked = markUntyped(command, args);
         const run = async (): Promise<unknown> => (await next(command, marked)) as unknown;
         const result: unknown =
-          hooks && LONG_COMMANDS.has(command) ? await withCancel('Coder', hooks, () => run()) : await run();
+          runLong && LONG_COMMANDS.has(command) ? await runLong('Coder', run) : await run();
         onResult(result);
         return result;
       },
@@ -100,6 +103,8 @@ export class ClientHost implements Transport, vscode.Disposable {
   private tokens = 0;
   /** The extension's own review of edits sent as questions (src/review.ts). */
   reviews: EditReviews | undefined;
+  /** Where the diff of each edit the extension applies goes (the transcript). */
+  onEditDiff: DiffSink | undefined;
   /** Where the extension's own environment comes from and goes (src/bundledServer.ts). */
   own: { extensionPath: string; storage: string } | undefined;
 
@@ -107,8 +112,8 @@ export class ClientHost implements Transport, vscode.Disposable {
     private readonly output: vscode.OutputChannel,
     private readonly onEvent: (event: unknown) => void,
     private readonly onResult: (result: unknown) => void = () => undefined,
-    /** For the Cancel notification of the commands VS Code runs itself (code actions). */
-    public hooks?: RunHooks,
+    /** How the commands VS Code runs itself (code actions) are shown while they run. */
+    public runLong?: RunLong,
   ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -127,9 +132,9 @@ export class ClientHost implements Transport, vscode.Disposable {
       let client: LanguageClient;
       try {
         const { command } = await serverCommand(this.output, this.own);
-        client = createClient(this.output, this.onResult, this.hooks, command);
+        client = createClient(this.output, this.onResult, this.runLong, command);
         client.onNotification(EVENT_METHOD, (event: unknown) => this.onEvent(event));
-        handleApplyEdit(client, (message) => this.output.appendLine(message), this.reviews);
+        handleApplyEdit(client, (message) => this.output.appendLine(message), this.reviews, (uri, diff) => this.onEditDiff?.(uri, diff));
         client.onRequest(ASK_USER_METHOD, (params: AskParams, token) => askUser(params, vscode.window, token));
         plainServerMessages(client); // no link in a server message is live (src/plainText.ts)
         this.client = client;

@@ -38,6 +38,8 @@ export class Controller {
   /** The workspace's `/task`s (the Tasks view). */
   readonly tasks = new TaskBoard();
   catalog: CommandInfo[] = [];
+  /** What the running request does now (its last work-done progress message): the chat shows it. */
+  progress = '';
   private inFlight = 0;
   private readonly listeners: Array<() => void> = [];
   /** Set by the extension: how a long request is shown (none in tests). */
@@ -63,7 +65,9 @@ export class Controller {
 
   /** True while the server waits for the user's answer to an approval question. */
   get waitingForApproval(): boolean {
-    return this.transcript.entries.some((e) => e.kind === 'approval' && e.decision === null);
+    return this.transcript.entries.some(
+      (e) => (e.kind === 'approval' && e.decision === null) || (e.kind === 'tool' && !!e.approval && e.approval.decision === null),
+    );
   }
 
   onDidChange(listener: () => void): void {
@@ -116,9 +120,18 @@ export class Controller {
     let result: CommandResult;
     try {
       const ui = opts.progress !== undefined ? this.progressUi : undefined;
+      const note = (message: string): void => {
+        this.progress = message;
+        this.emit();
+      };
       const raw = ui
-        ? await ui(opts.progress ?? '', (sink) => this.transport.executeCommand(command, full, (m) => sink.report(m)))
-        : await this.transport.executeCommand(command, full);
+        ? await ui(opts.progress ?? '', (sink) =>
+            this.transport.executeCommand(command, full, (m) => {
+              note(m);
+              sink.report(m);
+            }),
+          )
+        : await this.transport.executeCommand(command, full, opts.silent ? undefined : note);
       result = isCommandResult(raw) ? raw : rpcError(this.sessionId, `unexpected result from ${command}`);
     } catch (err) {
       result = rpcError(this.sessionId, err instanceof Error ? err.message : String(err));
@@ -131,6 +144,17 @@ export class Controller {
     else if (result.sessionId && !this.sessionId) this.transcript.state.sessionId = result.sessionId;
     this.refreshModelIfStale();
     return result;
+  }
+
+  /** A request the controller did not send (a code action VS Code runs itself): counted
+   * as running while it lasts, so the chat and the status bar show it. */
+  async during<T>(work: () => Promise<T>): Promise<T> {
+    this.bump(1);
+    try {
+      return await work();
+    } finally {
+      this.bump(-1);
+    }
   }
 
   /** `coder.interrupt` for the current session. */
@@ -200,6 +224,7 @@ export class Controller {
 
   private bump(delta: number): void {
     this.inFlight = Math.max(0, this.inFlight + delta);
+    if (this.inFlight === 0) this.progress = '';
     this.emit();
   }
 

@@ -6,7 +6,7 @@ import { Commands } from './commands';
 import { Controller } from './controller';
 import { saveEditedFile } from './documents';
 import { isCommandResult } from './protocol';
-import { withCancel } from './runProgress';
+import { ProgressCenter } from './runProgress';
 import { EditReviews } from './review';
 import { StatusBar } from './statusBar';
 import { TurnDiffs } from './diffView';
@@ -31,21 +31,28 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   host.own = { extensionPath: context.extensionPath, storage: context.globalStorageUri.fsPath };
   controller = new Controller(host);
   const ctl = controller;
-  const hooks = {
+  let panel: ChatViewProvider | undefined;
+  // one Cancel notification for whatever runs, and none while the chat shows the run
+  const center = new ProgressCenter({
     interrupt: () => ctl.interrupt(),
     waitingForApproval: () => ctl.waitingForApproval,
     onDidChange: (listener: () => void) => ctl.subscribe(listener),
-  };
-  ctl.progressUi = (title, work) => withCancel(title, hooks, work);
-  host.hooks = hooks;
+    chatVisible: () => panel?.visible ?? false,
+  });
+  ctl.progressUi = (title, work) => center.run(title, work);
+  host.runLong = (title, work) => center.run(title, () => ctl.during(work));
 
-  const panel = new ChatViewProvider(context.extensionUri, ctl, {
+  panel = new ChatViewProvider(context.extensionUri, ctl, {
     submit: (text, extras) => commands!.submit(text, extras?.context, extras),
     interrupt: () => commands!.interrupt(),
     stopAgent: (agentId) => commands!.stopAgent(agentId),
     newSession: async () => void (await commands!.send('coder.new', {}, '/new')),
-  });
-  commands = new Commands(ctl, panel);
+  }, reviews);
+  const chat = panel;
+  chat.onDidChangeVisibility(() => center.visibilityChanged());
+  // the diff of each edit the extension applies goes into the transcript with its editApplied
+  host.onEditDiff = (uri, diff) => ctl.transcript.noteEditDiff(uri, diff);
+  commands = new Commands(ctl, chat);
   const cmds = commands;
   const tasks = new TaskTreeProvider(ctl);
   const turnDiffs = new TurnDiffs();
@@ -56,13 +63,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     host,
     new StatusBar(ctl),
     turnDiffs.register(),
-    vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.window.registerWebviewViewProvider(VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     ...commands.register(),
     ...reviews.register(),
     vscode.window.createTreeView(TASKS_VIEW_ID, { treeDataProvider: tasks, showCollapseAll: true }),
     ...registerTaskCommands(ctl, tasks, {
       submit: async (text) => {
-        void panel.reveal();
+        void chat.reveal();
         await cmds.submit(text);
       },
       interrupt: () => cmds.interrupt(),

@@ -4,6 +4,7 @@
  * lists, quotes, paragraphs, `code`, **bold**, *italic*, and links whose target
  * is http(s), file or a relative path (anything else is left as text).
  */
+import { highlight, languageOf } from './highlight';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
@@ -36,6 +37,21 @@ export function renderInline(text: string): string {
     .join('');
 }
 
+/**
+ * A fenced code block: the code, coloured when its language is known, under a bar with
+ * **Copy** and **Insert** (at the cursor of the editor); the chat's script finds the code
+ * from the button (`data-code-action`) and the extension does the rest.
+ */
+export function codeBlock(code: string, tag: string): string {
+  const cls = tag ? ` class="language-${escapeHtml(tag)}"` : '';
+  const label = tag ? `<span class="code-lang">${escapeHtml(tag)}</span>` : '<span class="code-lang"></span>';
+  const tools =
+    `<div class="code-tools">${label}` +
+    '<button class="code-action" data-code-action="copy" title="Copy the code">Copy</button>' +
+    '<button class="code-action" data-code-action="insert" title="Insert the code at the cursor of the editor">Insert</button></div>';
+  return `<div class="code-block">${tools}<pre><code${cls}>${highlight(code, languageOf(tag))}</code></pre></div>`;
+}
+
 export function renderMarkdown(source: string): string {
   const lines = source.replace(/\r\n?/g, '\n').split('\n');
   const html: string[] = [];
@@ -60,8 +76,7 @@ export function renderMarkdown(source: string): string {
       const body: string[] = [];
       i++;
       while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
-      const lang = fence[2] ? ` class="language-${escapeHtml(fence[2])}"` : '';
-      html.push(`<pre><code${lang}>${escapeHtml(body.join('\n'))}</code></pre>`);
+      html.push(codeBlock(body.join('\n'), fence[2]));
       continue;
     }
     const heading = /^(#{1,6})\s+(.*)$/.exec(line);

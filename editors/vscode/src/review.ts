@@ -4,9 +4,10 @@
  * each file, what is there against what Coder proposes, and a list of the changes, each
  * with a tick: untick one to reject it (the diff's right side drops it at once), Enter
  * applies the ticked ones. Apply / Reject all are also in the diff's title bar (and, with
- * `diffEditor.codeLens` on, an Accept / Reject lens sits on every change). Nothing lands
- * until Apply; then only the accepted changes are applied, and the server reads which
- * ones were kept.
+ * `diffEditor.codeLens` on, an Accept / Reject lens sits on every change), and in the chat
+ * (a line above the input while the review waits: no notification of its own, the chat
+ * or the run's one notification says that Coder waits). Nothing lands until Apply; then
+ * only the accepted changes are applied, and the server reads which ones were kept.
  * `coder.reviewEdits: "refactorPreview"` leaves the question to VS Code's Refactor Preview.
  */
 import * as vscode from 'vscode';
@@ -47,8 +48,11 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
   private readonly reviews = new Map<string, Review>();
   private readonly contentChanged = new vscode.EventEmitter<vscode.Uri>();
   private readonly lensesChanged = new vscode.EventEmitter<void>();
+  private readonly pendingChanged = new vscode.EventEmitter<void>();
   readonly onDidChange = this.contentChanged.event;
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
+  /** A review began, ended, or its ticks changed (the chat's line follows). */
+  readonly onDidChangePending = this.pendingChanged.event;
   private next = 1;
 
   register(): vscode.Disposable[] {
@@ -64,7 +68,43 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
       }),
       this.contentChanged,
       this.lensesChanged,
+      this.pendingChanged,
     ];
+  }
+
+  /** The reviews waiting for the user, oldest first. */
+  pending(): Array<{ id: string; label: string; files: FileReview[] }> {
+    return [...this.reviews.values()].map(({ id, label, files }) => ({ id, label, files }));
+  }
+
+  /**
+   * The chat's buttons for review `id`: show its diff and list again, apply the ticked
+   * changes, or reject it all. The chat names the review it shows (a webview message: no
+   * `command:` link reaches this), so it needs no editor to be active.
+   */
+  async act(id: string, action: 'show' | 'apply' | 'reject'): Promise<void> {
+    const review = this.reviews.get(id);
+    if (!review) return;
+    if (action === 'apply') review.decide(true);
+    else if (action === 'reject') review.decide(false);
+    else {
+      await this.openDiffs(review);
+      this.showList(review);
+    }
+  }
+
+  private async openDiffs(review: Review): Promise<void> {
+    for (let i = 0; i < review.files.length; i++) {
+      const name = basename(review.files[i].uri);
+      const n = review.files[i].hunks.length;
+      await vscode.commands.executeCommand(
+        'vscode.diff',
+        this.uri(review.id, i, 'original', name),
+        this.uri(review.id, i, 'proposed', name),
+        `${name}: ${review.label} (${n} change${n === 1 ? '' : 's'}) — review`,
+        { preview: false },
+      );
+    }
   }
 
   /**
@@ -77,39 +117,21 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
     const decided = new Promise<boolean>((resolve) => (decide = resolve));
     const review: Review = { id, label, files, decide };
     this.reviews.set(id, review);
+    this.pendingChanged.fire();
     // the server gave up on the question (the turn was stopped, or it timed out): close it
     const gone = withdrawn?.onCancellationRequested(() => {
       decide(false);
       void vscode.window.showInformationMessage(plain(`${label}: withdrawn by Coder (the turn stopped or the review timed out); nothing was applied.`));
     });
     try {
-      for (let i = 0; i < files.length; i++) {
-        const name = basename(files[i].uri);
-        const n = files[i].hunks.length;
-        await vscode.commands.executeCommand(
-          'vscode.diff',
-          this.uri(id, i, 'original', name),
-          this.uri(id, i, 'proposed', name),
-          `${name}: ${label} (${n} change${n === 1 ? '' : 's'}) — review`,
-          { preview: false },
-        );
-      }
+      await this.openDiffs(review);
       this.showList(review);
-      const apply = await vscode.window.withProgress(
-        {
-          location: vscode.ProgressLocation.Notification,
-          title: plain(`${label}: untick the changes to reject, then Apply (Cancel rejects them all)`),
-          cancellable: true,
-        },
-        (_progress, token) => {
-          token.onCancellationRequested(() => decide(false));
-          return decided;
-        },
-      );
+      const apply = await decided;
       return apply && decisionSummary(files).accepted > 0 ? files : null;
     } finally {
       gone?.dispose();
       this.reviews.delete(id);
+      this.pendingChanged.fire();
       review.list?.dispose();
       await this.closeTabs(id);
     }
@@ -170,6 +192,7 @@ export class EditReviews implements vscode.TextDocumentContentProvider, vscode.C
   private refresh(review: Review, file: number): void {
     this.contentChanged.fire(this.uri(review.id, file, 'proposed', basename(review.files[file].uri)));
     this.lensesChanged.fire();
+    this.pendingChanged.fire();
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {

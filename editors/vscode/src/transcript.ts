@@ -3,6 +3,8 @@
  * to a list of entries. Pure TypeScript (no `vscode`), so it is unit-testable and
  * shared by the extension host; the webview only renders snapshots of it.
  */
+import type { EditDiff } from './editDiff';
+import { uriPath } from './paths';
 import type { CoderEvent, CommandResult, KnownEvent, Status, TodoItem } from './protocol';
 
 interface Base {
@@ -25,6 +27,18 @@ export type Entry = Base &
         output: string;
         isError: boolean;
         done: boolean;
+        /** When it began and ended (the client's clock): a bash call's duration. */
+        startedAt?: number;
+        endedAt?: number;
+        /** A bash call's exit code and time-out (its `shellFinished`). */
+        exitCode?: number | null;
+        timedOut?: boolean;
+        /** The turn ended before the call did. */
+        cancelled?: boolean;
+        /** The approval question asked about this call, and the user's answer. */
+        approval?: { summary: string; decision: string | null };
+        /** The edits the call made (`editApplied`), with their diffs when the extension saw them. */
+        edits?: EditRecord[];
       }
     | {
         kind: 'shell';
@@ -36,8 +50,10 @@ export type Entry = Base &
         timedOut: boolean;
         /** Interrupted: there is no exit code to show. */
         cancelled?: boolean;
+        startedAt?: number;
+        endedAt?: number;
       }
-    | { kind: 'edit'; uri: string; applied: boolean; reason: string | null }
+    | ({ kind: 'edit' } & EditRecord)
     | { kind: 'approval'; callId: string; tool: string; summary: string; decision: string | null }
     | {
         kind: 'subagent';
@@ -56,6 +72,17 @@ export type Entry = Base &
     | { kind: 'reply'; text: string; status: Status }
     | { kind: 'notice'; level: 'info' | 'error'; text: string }
   );
+
+/** One file an agent edit changed (or tried to), with its diff when known. */
+export interface EditRecord {
+  uri: string;
+  applied: boolean;
+  reason: string | null;
+  diff?: EditDiff;
+}
+
+/** The tools whose edits belong to their call (the `editApplied` during the call). */
+const EDIT_TOOLS = new Set(['edit', 'multiEdit', 'write']);
 
 export interface SubagentStep {
   callId: string;
@@ -80,6 +107,8 @@ export interface TranscriptState {
   preset: string | null;
   todos: TodoItem[];
   context: { usedTokens: number; limitTokens: number } | null;
+  /** The workspace folders' paths: the transcript names files relative to them. */
+  roots: string[];
 }
 
 export interface Snapshot {
@@ -96,6 +125,7 @@ export class Transcript {
     preset: null,
     todos: [],
     context: null,
+    roots: [],
   };
   /** Set by `commandsChanged`; the owner refetches the catalog and clears it. */
   commandsStale = false;
@@ -104,13 +134,41 @@ export class Transcript {
   private nextId = 1;
   private readonly finished = new Set<string>();
   private readonly listeners: Array<() => void> = [];
+  /** Diffs of edits the extension applied, by file path, until their `editApplied`. */
+  private readonly diffs = new Map<string, EditDiff[]>();
+
+  /** @param now the clock of the calls' durations (tests pass their own) */
+  constructor(private readonly now: () => number = Date.now) {}
 
   onDidChange(listener: () => void): void {
     this.listeners.push(listener);
   }
 
   snapshot(): Snapshot {
-    return { entries: this.entries.map((e) => ({ ...e })), state: { ...this.state, todos: [...this.state.todos] } };
+    return {
+      entries: this.entries.map((e) => ({ ...e })),
+      state: { ...this.state, todos: [...this.state.todos], roots: [...this.state.roots] },
+    };
+  }
+
+  setRoots(roots: readonly string[]): void {
+    this.state.roots = [...roots];
+    this.changed();
+  }
+
+  /** The diff of an edit the extension is applying to `uri`; the `editApplied` that
+   * follows carries it into the transcript. */
+  noteEditDiff(uri: string, diff: EditDiff): void {
+    const key = uriPath(uri);
+    this.diffs.set(key, [...(this.diffs.get(key) ?? []), diff]);
+  }
+
+  private takeDiff(uri: string): EditDiff | undefined {
+    const key = uriPath(uri);
+    const queue = this.diffs.get(key);
+    const diff = queue?.shift();
+    if (queue && !queue.length) this.diffs.delete(key);
+    return diff;
   }
 
   clear(): void {
@@ -188,12 +246,13 @@ export class Transcript {
           output: '',
           isError: false,
           done: false,
+          startedAt: this.now(),
           submissionId: sub,
         });
         break;
       case 'toolCallEnd': {
         const call = this.findLast('tool', (e) => e.callId === ev.callId);
-        if (call) this.touch(call, { output: ev.output, isError: !!ev.isError, done: true });
+        if (call) this.touch(call, { output: ev.output, isError: !!ev.isError, done: true, endedAt: this.now() });
         else
           this.add({
             kind: 'tool',
@@ -218,7 +277,12 @@ export class Transcript {
         break;
       }
       case 'shellFinished': {
-        if (this.findLast('tool', (e) => e.submissionId === sub && !e.done)) break;
+        const tool = this.findLast('tool', (e) => e.submissionId === sub && !e.done);
+        if (tool) {
+          // the bash call's own command ended: its exit code is the call's outcome
+          this.touch(tool, { exitCode: ev.exitCode, timedOut: !!ev.timedOut });
+          break;
+        }
         const shell = this.openShell(sub, ev.command);
         this.touch(shell, {
           command: shell.command || ev.command,
@@ -226,16 +290,33 @@ export class Transcript {
           truncated: !!ev.truncated,
           timedOut: !!ev.timedOut,
           done: true,
+          endedAt: this.now(),
         });
         break;
       }
-      case 'editApplied':
-        this.add({ kind: 'edit', uri: ev.uri, applied: ev.applied, reason: ev.reason ?? null, submissionId: sub });
+      case 'editApplied': {
+        const record: EditRecord = { uri: ev.uri, applied: ev.applied, reason: ev.reason ?? null };
+        const diff = this.takeDiff(ev.uri);
+        if (diff) record.diff = diff;
+        // the edit of a write/edit call belongs to that call: one sentence, one diff
+        const call = this.findLast('tool', (e) => e.submissionId === sub && !e.done && EDIT_TOOLS.has(e.tool));
+        if (call) this.touch(call, { edits: [...(call.edits ?? []), record] });
+        else this.add({ kind: 'edit', ...record, submissionId: sub });
         break;
-      case 'approvalRequested':
-        this.add({ kind: 'approval', callId: ev.callId, tool: ev.tool, summary: ev.summary, decision: null, submissionId: sub });
+      }
+      case 'approvalRequested': {
+        // a question about a call in the transcript is part of that call's sentence
+        const call = this.findLast('tool', (e) => e.callId === ev.callId && !e.done);
+        if (call) this.touch(call, { approval: { summary: ev.summary, decision: null } });
+        else this.add({ kind: 'approval', callId: ev.callId, tool: ev.tool, summary: ev.summary, decision: null, submissionId: sub });
         break;
+      }
       case 'approvalResolved': {
+        const call = this.findLast('tool', (e) => e.callId === ev.callId && !!e.approval);
+        if (call?.approval) {
+          this.touch(call, { approval: { ...call.approval, decision: ev.decision } });
+          break;
+        }
         const a = this.findLast('approval', (e) => e.callId === ev.callId);
         if (a) this.touch(a, { decision: ev.decision });
         break;
@@ -272,16 +353,20 @@ export class Transcript {
         this.closeStreams(sub);
         for (const e of this.entries) {
           if (e.submissionId !== sub) continue;
-          if (e.kind === 'tool' && !e.done) this.touch(e, { done: true });
+          if (e.kind === 'tool' && !e.done) this.touch(e, { done: true, cancelled: ev.status !== 'completed', endedAt: this.now() });
           // the question is gone with the turn (no approvalResolved came)
-          if (e.kind === 'approval' && e.decision === null) this.touch(e, { decision: ev.status });
-          if (e.kind === 'shell' && !e.done) this.touch(e, { done: true, cancelled: ev.status === 'cancelled' });
+          if (e.kind === 'approval' && e.decision === null) this.touch(e, { decision: 'cancelled' });
+          if (e.kind === 'tool' && e.approval && e.approval.decision === null) {
+            this.touch(e, { approval: { ...e.approval, decision: 'cancelled' } });
+          }
+          if (e.kind === 'shell' && !e.done) this.touch(e, { done: true, cancelled: ev.status === 'cancelled', endedAt: this.now() });
           if (e.kind === 'subagent' && (e.status === 'running' || e.status === 'stopping')) {
             this.touch(e, { status: ev.status }); // its own end never came: the turn's says it
           }
         }
         if (ev.status !== 'completed' && sub && !this.finished.has(sub)) {
-          this.add({ kind: 'notice', level: ev.status === 'failed' ? 'error' : 'info', text: `Turn ${ev.status}`, submissionId: sub });
+          const text = ev.status === 'failed' ? 'The turn failed.' : 'Stopped.';
+          this.add({ kind: 'notice', level: ev.status === 'failed' ? 'error' : 'info', text, submissionId: sub });
         }
         if (sub) this.finished.add(sub);
         break;
@@ -295,7 +380,7 @@ export class Transcript {
         this.add({
           kind: 'notice',
           level: ev.decision === 'failed' ? 'error' : 'info',
-          text: `hook ${ev.event} ${ev.name}: ${ev.decision} (${ev.ms} ms)`,
+          text: `hook ${ev.event} ${ev.name}: ${HOOK_DECISIONS[ev.decision] ?? ev.decision} (${ev.ms} ms)`,
           submissionId: sub,
         });
         break;
@@ -345,6 +430,7 @@ export class Transcript {
             exitCode: result.exitCode ?? shell.exitCode,
             done: true,
             cancelled,
+            endedAt: shell.endedAt ?? this.now(),
           });
         } else {
           this.add({
@@ -367,7 +453,7 @@ export class Transcript {
         break;
     }
     if (result.status === 'cancelled' && !(sub && this.finished.has(sub))) {
-      this.add({ kind: 'notice', level: 'info', text: 'Cancelled', submissionId: sub });
+      this.add({ kind: 'notice', level: 'info', text: 'Stopped.', submissionId: sub });
     }
     if (sub) this.finished.add(sub);
     this.changed();
@@ -478,6 +564,7 @@ export class Transcript {
       done: false,
       truncated: false,
       timedOut: false,
+      startedAt: this.now(),
       submissionId: sub,
     }) as EntryOf<'shell'>;
   }
@@ -521,6 +608,16 @@ export class Transcript {
     for (const l of this.listeners) l();
   }
 }
+
+/** A hook's decision in words (`hookRan.decision`). */
+const HOOK_DECISIONS: Record<string, string> = {
+  allow: 'allowed',
+  deny: 'denied',
+  ask: 'asked you',
+  block: 'blocked',
+  none: 'no decision',
+  failed: 'failed',
+};
 
 function lastOpen(steps: readonly SubagentStep[]): number {
   for (let i = steps.length - 1; i >= 0; i--) if (!steps[i].done) return i;

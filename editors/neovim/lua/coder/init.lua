@@ -226,7 +226,7 @@ local function handle_event(client_id, ev)
     progress.task_update(client_id, ev)
     task.remember(ev.taskId)
   end
-  local ok, err = pcall(transcript.on_event, ev)
+  local ok, err = pcall(transcript.on_event, ev, st.root)
   if not ok then
     vim.notify('coder: transcript: ' .. tostring(err), vim.log.levels.DEBUG)
   end
@@ -327,6 +327,29 @@ local function edited_uris(edit)
   return uris
 end
 
+--- The text of `uri` now: its buffer's if loaded, else the file's ('' when absent).
+local function text_of(uri)
+  local bufnr = vim.uri_to_bufnr(uri)
+  if vim.api.nvim_buf_is_loaded(bufnr) then
+    return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n') .. '\n'
+  end
+  local path = vim.uri_to_fname(uri)
+  if vim.fn.filereadable(path) == 1 then
+    return table.concat(vim.fn.readfile(path), '\n') .. '\n'
+  end
+  return ''
+end
+
+--- Lines added and removed between two texts (vim.diff's hunks).
+local function diff_counts(before, after)
+  local ok, hunks = pcall(vim.diff, before, after, { result_type = 'indices' })
+  local added, removed = 0, 0
+  for _, h in ipairs(ok and type(hunks) == 'table' and hunks or {}) do
+    removed, added = removed + h[2], added + h[4]
+  end
+  return added, removed
+end
+
 local function make_handlers()
   local handlers = {
     ['coder/event'] = function(_, params, ctx)
@@ -346,11 +369,19 @@ local function make_handlers()
       -- is written by the server itself after this answer (its editApplied says
       -- onDisk): Neovim loads it only to apply the edit, and must not :write it.
       local uris = edited_uris(params and params.edit)
-      local attached = {}
+      local attached, before = {}, {}
       for _, uri in ipairs(uris) do
         attached[uri] = is_attached(uri, ctx.client_id)
+        before[uri] = text_of(uri)
       end
       local res = vim.lsp.handlers['workspace/applyEdit'](err, params, ctx, config)
+      -- what each file gained and lost: the transcript's line of the edit says it
+      if type(res) == 'table' and res.applied then
+        for _, uri in ipairs(uris) do
+          local added, removed = diff_counts(before[uri], text_of(uri))
+          pcall(transcript.note_diff, uri, added, removed)
+        end
+      end
       -- Save before answering: the server snapshots the workspace for /undo
       -- when the turn ends, and a save that lands after that (the editApplied
       -- event arrives later, and 0.11 runs it later still) left /undo with

@@ -1,5 +1,9 @@
 -- The `coder://transcript` scratch buffer: every `coder/event` rendered as text,
 -- streamed as it arrives (assistant deltas and shell chunks extend the last line).
+-- A tool call is one line in the user's words (coder/sentence.lua), written when it
+-- begins and rewritten in place with its outcome when it ends; what it printed goes
+-- under it as detail lines (`  │ `), which a window showing the buffer folds.
+local sentence = require('coder.sentence')
 local util = require('coder.util')
 
 local M = {}
@@ -19,7 +23,21 @@ local state = {
   --   agents = {[agentId] = {label, depth}}, tasks = {[taskId] = last line shown} }:
   -- where subagents' lines go (indented under the call that started them)
   nest = {},
+  -- [callId] = the main agent's tool call: {mark (extmark of its line), tool, input,
+  --   output, done, started, ended, exit_code, timed_out, approval, edits}
+  calls = {},
+  -- [callId] = {mark, summary, decision}: an approval asked about no call shown here
+  approvals = {},
+  -- [file path] = { {added, removed}, ... }: what the edits being applied change, until
+  --   their editApplied (noted by the workspace/applyEdit handler)
+  diffs = {},
+  root = nil, -- the workspace folder: paths are shown relative to it
 }
+
+local ns = vim.api.nvim_create_namespace('coder_transcript')
+
+--- The prefix of a tool call's detail lines (its output, a failed call's input).
+M.detail = '  │ '
 
 local function valid()
   return state.bufnr and vim.api.nvim_buf_is_valid(state.bufnr)
@@ -72,6 +90,33 @@ local function append_lines(lines)
   follow(buf)
 end
 
+--- Appends one line and marks it (an extmark that follows it as lines come and go).
+local function append_marked(line)
+  state.stream = nil
+  append_lines({ line })
+  local buf = M.bufnr()
+  return vim.api.nvim_buf_set_extmark(buf, ns, vim.api.nvim_buf_line_count(buf) - 1, 0, {})
+end
+
+--- Rewrites the line of extmark `mark`.
+local function set_marked(mark, line)
+  local buf = M.bufnr()
+  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns, mark, {})
+  if not pos or pos[1] == nil then
+    return
+  end
+  with_modifiable(buf, function()
+    vim.api.nvim_buf_set_lines(buf, pos[1], pos[1] + 1, false, { line })
+  end)
+  vim.api.nvim_buf_set_extmark(buf, ns, pos[1], 0, { id = mark })
+end
+
+--- For a window showing the transcript: the detail lines are folded (`zo` opens them).
+function M.foldexpr(lnum)
+  local line = vim.fn.getline(lnum)
+  return line:sub(1, #M.detail) == M.detail and '1' or '0'
+end
+
 --- Appends whole lines (ends any stream).
 function M.append(text)
   state.stream = nil
@@ -83,12 +128,20 @@ function M.append(text)
 end
 
 --- Appends `text` to the stream `key`: continues the last line when the last
---- thing written belongs to the same stream.
-function M.stream(key, text)
+--- thing written belongs to the same stream. `prefix` starts each new line.
+function M.stream(key, text, prefix)
   if text == nil or text == '' then
     return
   end
   local pieces = util.lines(text)
+  if prefix then
+    for i = 2, #pieces do
+      pieces[i] = prefix .. pieces[i]
+    end
+    if state.stream ~= key or state.empty then
+      pieces[1] = prefix .. pieces[1]
+    end
+  end
   if state.stream ~= key or state.empty then
     state.stream = key
     append_lines(pieces)
@@ -168,6 +221,10 @@ function M.open(opts)
     win = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(win, buf)
     vim.api.nvim_win_set_option(win, 'wrap', true)
+    -- a tool call's details (its output) folded under its line
+    vim.api.nvim_win_set_option(win, 'foldmethod', 'expr')
+    vim.api.nvim_win_set_option(win, 'foldexpr', "v:lua.require'coder.transcript'.foldexpr(v:lnum)")
+    vim.api.nvim_win_set_option(win, 'foldlevel', 0)
     if not opts.focus then
       vim.api.nvim_set_current_win(cur)
     end
@@ -188,6 +245,63 @@ function M.clear()
   state.stream = nil
   state.blocks = {}
   state.nest = {}
+  state.calls = {}
+  state.approvals = {}
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+end
+
+--- What an edit being applied to `uri` changes (from the workspace/applyEdit handler):
+--- the editApplied that follows carries it to the line of its call.
+function M.note_diff(uri, added, removed)
+  local path = vim.uri_to_fname(uri)
+  state.diffs[path] = state.diffs[path] or {}
+  table.insert(state.diffs[path], { added = added, removed = removed })
+end
+
+local function take_diff(uri)
+  local path = vim.uri_to_fname(uri)
+  local queue = state.diffs[path]
+  local d = queue and table.remove(queue, 1) or nil
+  if queue and #queue == 0 then
+    state.diffs[path] = nil
+  end
+  return d
+end
+
+local function clock()
+  return vim.loop.hrtime() / 1e9
+end
+
+--- Rewrites the line of a tool call from what is known of it now.
+local function redraw_call(call)
+  local line, failed = sentence.tool(call, state.root)
+  local mark = not call.done and ((call.approval and call.approval.decision == nil) and '? ' or '* ')
+    or (failed and 'x ' or '* ')
+  set_marked(call.mark, string.rep('  ', call.depth or 0) .. mark .. line)
+end
+
+--- A failed call's details under its line (folded): the rest of its error, its input.
+local function call_details(call)
+  local out = {}
+  local output = sentence.rel_text(call.output or '', state.root)
+  local rest = util.lines(output)
+  if #rest > 1 then
+    for _, l in ipairs(rest) do
+      table.insert(out, M.detail .. l)
+    end
+  end
+  for k, v in pairs(type(call.input) == 'table' and call.input or {}) do
+    local text = type(v) == 'string' and v or vim.fn.json_encode(v)
+    local lines = util.lines(sentence.rel_text(text, state.root))
+    table.insert(out, M.detail .. tostring(k) .. ': ' .. (lines[1] or ''))
+    for i = 2, #lines do
+      table.insert(out, M.detail .. '  ' .. lines[i])
+    end
+  end
+  if #out > 0 then
+    M.break_stream()
+    append_lines(out)
+  end
 end
 
 local function first_line(text)
@@ -200,45 +314,6 @@ local function first_line(text)
     line = line .. ' ...'
   end
   return line
-end
-
---- The `task` tool's input (contract section 13): one subagent, several in
---- parallel, or a chain.
-local function summarize_task(input)
-  local function count(list, what)
-    local n = #list
-    return string.format('%d subagent%s %s', n, n == 1 and '' or 's', what)
-  end
-  if type(input.tasks) == 'table' then
-    return count(input.tasks, 'in parallel')
-  elseif type(input.chain) == 'table' then
-    return count(input.chain, 'in a chain')
-  elseif input.prompt ~= nil then
-    return tostring(input.agent or 'general') .. ': ' .. first_line(input.prompt)
-  end
-  return nil
-end
-
-local function summarize_input(tool, input)
-  if type(input) ~= 'table' then
-    return ''
-  end
-  if tool == 'task' then
-    local s = summarize_task(input)
-    if s then
-      return s
-    end
-  end
-  local s = input.command or input.path or input.pattern or input.file_path
-  if s then
-    return tostring(s)
-  end
-  local ok, encoded = pcall(vim.fn.json_encode, input)
-  encoded = ok and encoded or ''
-  if #encoded > 120 then
-    encoded = encoded:sub(1, 117) .. '...'
-  end
-  return encoded
 end
 
 --- 12345 -> "12,345".
@@ -308,7 +383,7 @@ local function subagent_line(ev, sub)
     local a = n.agents[tostring(ev.agentId)] or { label = 'subagent ' .. tostring(ev.agentId), depth = 1 }
     local usage = type(ev.usage) == 'table' and ev.usage or {}
     local tokens = (tonumber(usage.inputTokens) or 0) + (tonumber(usage.outputTokens) or 0)
-    M.append(string.format('%s%s %s · %s tokens', string.rep('  ', a.depth), a.label, tostring(ev.status),
+    M.append(string.format('%s%s %s · %s tokens', string.rep('  ', a.depth), a.label, sentence.status(ev.status),
       thousands(tokens)))
   end
 end
@@ -336,10 +411,38 @@ local function task_line(ev, sub)
   M.append(line)
 end
 
---- Renders one `coder/event` (params already de-nulled).
-function M.on_event(ev)
+local HOOK_DECISIONS = {
+  allow = 'allowed',
+  deny = 'denied',
+  ask = 'asked you',
+  block = 'blocked',
+  none = 'no decision',
+  failed = 'failed',
+}
+
+--- The main agent's tool call still open in submission `sub` (`edits`: one that edits files).
+local function open_call(sub, edits)
+  local found
+  for _, call in pairs(state.calls) do
+    if call.sub == sub and not call.done then
+      if not edits or call.tool == 'edit' or call.tool == 'multiEdit' or call.tool == 'write' then
+        if not found or call.started > found.started then
+          found = call
+        end
+      end
+    end
+  end
+  return found
+end
+
+--- Renders one `coder/event` (params already de-nulled). `root`: the workspace folder
+--- of the client it came from (paths are shown relative to it).
+function M.on_event(ev, root)
   local t = ev.type
   local sub = ev.submissionId or ''
+  if root then
+    state.root = root
+  end
   if ev.agentId ~= nil then
     -- a subagent's events: its start and end, and its approvals; its streamed text and
     -- tool calls stay out (its answer comes back as the output of the task call)
@@ -382,12 +485,41 @@ function M.on_event(ev)
     return
   elseif t == 'toolCallBegin' then
     state.blocks[sub] = nil -- a new step begins after the call
-    M.append(string.format('* %s %s', tostring(ev.tool), summarize_input(ev.tool, ev.input)))
+    local call = { tool = tostring(ev.tool), input = ev.input, sub = sub, done = false, started = clock(), edits = {} }
+    call.mark = append_marked('')
+    state.calls[tostring(ev.callId)] = call
+    redraw_call(call)
   elseif t == 'toolCallEnd' then
-    M.append(string.format('  %s %s', ev.isError and 'x' or '=', first_line(ev.output)))
+    local call = state.calls[tostring(ev.callId)]
+    if not call then
+      call = { tool = '?', input = {}, sub = sub, edits = {} }
+      call.mark = append_marked('')
+      state.calls[tostring(ev.callId)] = call
+    end
+    call.done, call.output, call.is_error, call.ended = true, ev.output or '', ev.isError == true, clock()
+    redraw_call(call)
+    local _, failed = sentence.tool(call, state.root)
+    if failed then
+      call_details(call)
+    end
   elseif t == 'shellOutput' then
     state.shell_streamed[sub] = true
-    M.stream('shell:' .. sub, ev.chunk)
+    local call = open_call(sub)
+    -- the agent's command's output: details under its call (folded in a window)
+    M.stream('shell:' .. sub, ev.chunk, call and M.detail or nil)
+  elseif t == 'shellFinished' and open_call(sub) then
+    local call = open_call(sub)
+    call.exit_code, call.timed_out = ev.exitCode, ev.timedOut == true
+    if state.stream == 'shell:' .. sub then -- the output's last newline left an empty detail line
+      local buf = M.bufnr()
+      local last = vim.api.nvim_buf_line_count(buf)
+      if vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] == M.detail then
+        with_modifiable(buf, function()
+          vim.api.nvim_buf_set_lines(buf, last - 1, last, false, {})
+        end)
+      end
+    end
+    M.break_stream()
   elseif t == 'shellFinished' then
     local extra = ''
     if ev.timedOut then
@@ -397,17 +529,39 @@ function M.on_event(ev)
     end
     M.append(string.format('[exit %s]%s', tostring(ev.exitCode == nil and '-' or ev.exitCode), extra))
   elseif t == 'editApplied' then
-    local path = ev.uri and vim.uri_to_fname(ev.uri) or '?'
-    local rel = vim.fn.fnamemodify(path, ':~:.')
+    local diff = ev.uri and take_diff(ev.uri) or nil
+    local edit = { applied = ev.applied == true, added = diff and diff.added, removed = diff and diff.removed }
+    local call = open_call(sub, true)
+    if call then
+      table.insert(call.edits, edit) -- one line: the call's, with what it changed
+      return
+    end
+    local rel = sentence.rel(ev.uri or '?', state.root)
     if ev.applied then
-      M.append('[edited] ' .. rel)
+      M.append('* Edited ' .. rel .. (diff and string.format(' (+%d −%d)', diff.added, diff.removed) or ''))
     else
-      M.append('[edit rejected] ' .. rel .. (ev.reason and (': ' .. ev.reason) or ''))
+      M.append('x Did not edit ' .. rel .. (ev.reason and (': ' .. sentence.rel_text(ev.reason, state.root)) or ''))
     end
   elseif t == 'approvalRequested' then
-    M.append(string.format('[approval?] %s: %s', tostring(ev.tool), tostring(ev.summary or '')))
+    local call = state.calls[tostring(ev.callId)]
+    if call and not call.done then
+      call.approval = { decision = nil }
+      redraw_call(call)
+    else
+      local a = { summary = sentence.rel_text(ev.summary or '', state.root) }
+      a.mark = append_marked('? Coder asked to ' .. a.summary .. ' · waiting for your answer')
+      state.approvals[tostring(ev.callId)] = a
+    end
   elseif t == 'approvalResolved' then
-    M.append('  -> ' .. tostring(ev.decision))
+    local call = state.calls[tostring(ev.callId)]
+    local a = state.approvals[tostring(ev.callId)]
+    if call and call.approval then
+      call.approval.decision = ev.decision
+      redraw_call(call)
+    elseif a then
+      set_marked(a.mark, '* Coder asked to ' .. a.summary .. ' · ' .. sentence.decision(ev.decision))
+      state.approvals[tostring(ev.callId)] = nil
+    end
   elseif t == 'todoUpdated' then
     local lines = { '[todos]' }
     for _, item in ipairs(ev.todos or {}) do
@@ -426,14 +580,30 @@ function M.on_event(ev)
   elseif t == 'turnFinished' then
     state.blocks[sub] = nil
     state.nest[sub] = nil
-    M.append('--- ' .. tostring(ev.status))
+    for id, call in pairs(state.calls) do
+      if call.sub == sub then
+        if not call.done then -- the turn ended first (stopped): say so on its line
+          call.done, call.cancelled, call.ended = true, ev.status ~= 'completed', clock()
+          if call.approval and call.approval.decision == nil then
+            call.approval.decision = 'cancelled'
+          end
+          redraw_call(call)
+        end
+        state.calls[id] = nil
+      end
+    end
+    for id, a in pairs(state.approvals) do
+      set_marked(a.mark, '* Coder asked to ' .. a.summary .. ' · ' .. sentence.decision('cancelled'))
+      state.approvals[id] = nil
+    end
+    M.append('--- ' .. sentence.status(ev.status))
   elseif t == 'error' then
     M.append('! ' .. tostring(ev.message))
   elseif t == 'notice' then
     M.append('- ' .. tostring(ev.message))
   elseif t == 'hookRan' then -- one compact line per hook run
     M.append(string.format('- hook %s %s: %s (%s ms)', tostring(ev.event), tostring(ev.name),
-      tostring(ev.decision), tostring(ev.ms)))
+      HOOK_DECISIONS[ev.decision] or tostring(ev.decision), tostring(ev.ms)))
   end
   -- contextUsage, commandsChanged and unknown types: nothing to show.
 end

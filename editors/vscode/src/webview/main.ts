@@ -3,7 +3,7 @@ import { type ImageAttachment, IMAGE_TYPES, imageFromDataUrl, keptPastes, PASTE_
 import type { CommandInfo } from '../protocol';
 import { slashMatches } from '../slash';
 import type { Snapshot } from '../transcript';
-import type { FromWebview, ToWebview } from './messages';
+import type { FromWebview, ReviewView, ToWebview } from './messages';
 import { renderEntry, renderTodos, renderUsage } from './render';
 
 declare function acquireVsCodeApi(): { postMessage(msg: FromWebview): void };
@@ -17,9 +17,14 @@ const completionsEl = $<HTMLUListElement>('completions');
 const stopBtn = $<HTMLButtonElement>('stop');
 const statusEl = $<HTMLSpanElement>('status');
 const usageEl = $<HTMLSpanElement>('usage');
+const meterEl = $<HTMLMeterElement>('meter');
+const usagePctEl = $<HTMLSpanElement>('usage-pct');
 const chipsEl = $<HTMLDivElement>('chips');
+const reviewEl = $<HTMLDivElement>('review');
 
 const rendered = new Map<number, { rev: number; el: Element }>();
+/** The workspace folders the entries were rendered for (paths are shown relative to them). */
+let renderedRoots = '';
 let catalog: CommandInfo[] = [];
 /** One line of the completion list: what it shows and what the input becomes. */
 interface Match {
@@ -40,8 +45,11 @@ let pastes: string[] = [];
 function chip(label: string, title: string, onRemove: () => void): HTMLElement {
   const el = document.createElement('span');
   el.className = 'chip';
-  el.title = title;
-  el.textContent = label;
+  el.title = `${label} — ${title}`;
+  const text = document.createElement('span');
+  text.className = 'chip-label';
+  text.textContent = label;
+  el.append(text);
   const x = document.createElement('button');
   x.className = 'chip-remove';
   x.title = `Remove ${label}`;
@@ -89,8 +97,13 @@ function fromHtml(html: string): Element {
   return t.content.firstElementChild ?? document.createElement('div');
 }
 
-function applySnapshot(snapshot: Snapshot, busy: boolean): void {
+function applySnapshot(snapshot: Snapshot, busy: boolean, progress: string): void {
   const nearBottom = transcriptEl.scrollHeight - transcriptEl.scrollTop - transcriptEl.clientHeight < 40;
+  const { roots } = snapshot.state;
+  if (roots.join('\n') !== renderedRoots) {
+    renderedRoots = roots.join('\n');
+    for (const r of rendered.values()) r.rev = -1; // render every entry again
+  }
   const ids = new Set(snapshot.entries.map((e) => e.id));
   for (const [id, r] of rendered) {
     if (!ids.has(id)) {
@@ -103,8 +116,15 @@ function applySnapshot(snapshot: Snapshot, busy: boolean): void {
     const known = rendered.get(entry.id);
     let el = known?.el;
     if (!known || known.rev !== entry.rev) {
-      const fresh = fromHtml(renderEntry(entry));
-      if (known?.el instanceof HTMLDetailsElement && fresh instanceof HTMLDetailsElement) fresh.open = known.el.open;
+      const fresh = fromHtml(renderEntry(entry, roots));
+      if (known?.el instanceof HTMLDetailsElement && fresh instanceof HTMLDetailsElement) {
+        fresh.open = known.el.open;
+        // and the folds inside it (a diff, the input) stay as the user left them
+        const inner = known.el.querySelectorAll('details');
+        fresh.querySelectorAll('details').forEach((d, i) => {
+          if (inner[i]) d.open = (inner[i] as HTMLDetailsElement).open;
+        });
+      }
       if (known) known.el.replaceWith(fresh);
       el = fresh;
       rendered.set(entry.id, { rev: entry.rev, el: fresh });
@@ -118,9 +138,18 @@ function applySnapshot(snapshot: Snapshot, busy: boolean): void {
   const todos = renderTodos(snapshot.state.todos);
   todosEl.hidden = !todos;
   todosEl.innerHTML = todos;
-  usageEl.textContent = renderUsage(snapshot.state.context);
+  const usage = renderUsage(snapshot.state.context);
+  usageEl.hidden = !usage;
+  if (usage) {
+    meterEl.value = usage.percent;
+    usagePctEl.textContent = `${usage.percent}%`;
+    usageEl.title = usage.title;
+  }
   stopBtn.disabled = !busy;
-  statusEl.textContent = busy ? 'running…' : '';
+  // the chat shows what runs (the extension shows no notification while the chat is open)
+  const doing = busy ? `${progress || 'Working'}…` : '';
+  statusEl.textContent = doing;
+  statusEl.title = doing;
   if (nearBottom) transcriptEl.scrollTop = transcriptEl.scrollHeight;
 }
 
@@ -239,7 +268,56 @@ input.addEventListener('keydown', (ev) => {
 $('send').addEventListener('click', send);
 stopBtn.addEventListener('click', () => vscode.postMessage({ type: 'interrupt' }));
 $('new').addEventListener('click', () => vscode.postMessage({ type: 'newSession' }));
+/** The edit reviews waiting for the user: one line each, with Show / Apply / Reject. */
+function renderReviews(reviews: ReviewView[]): void {
+  // the line takes room from the transcript: keep its end in view if it was
+  const nearBottom = transcriptEl.scrollHeight - transcriptEl.scrollTop - transcriptEl.clientHeight < 40;
+  requestAnimationFrame(() => {
+    if (nearBottom) transcriptEl.scrollTop = transcriptEl.scrollHeight;
+  });
+  reviewEl.hidden = reviews.length === 0;
+  reviewEl.replaceChildren(
+    ...reviews.map((r) => {
+      const row = document.createElement('div');
+      row.className = 'review-row';
+      const text = document.createElement('span');
+      text.className = 'review-text';
+      const files = r.files.join(', ');
+      text.textContent = `Review ${files}: ${r.accepted} of ${r.total} change${r.total === 1 ? '' : 's'} ticked`;
+      text.title = `${r.label} — untick changes in the list to reject them`;
+      const button = (label: string, action: 'show' | 'apply' | 'reject', title: string): HTMLButtonElement => {
+        const b = document.createElement('button');
+        b.textContent = label;
+        b.title = title;
+        b.dataset.review = action;
+        b.addEventListener('click', () => vscode.postMessage({ type: 'review', id: r.id, action }));
+        return b;
+      };
+      const buttons = document.createElement('span');
+      buttons.className = 'buttons';
+      buttons.append(
+        button('Show', 'show', 'Show the diff and the list of changes again'),
+        button('Apply', 'apply', 'Apply the ticked changes'),
+        button('Reject', 'reject', 'Reject the whole edit'),
+      );
+      row.append(text, buttons);
+      return row;
+    }),
+  );
+}
+
 transcriptEl.addEventListener('click', (ev) => {
+  const codeAction = (ev.target as HTMLElement).closest('[data-code-action]') as HTMLButtonElement | null;
+  if (codeAction) {
+    ev.preventDefault();
+    const code = codeAction.closest('.code-block')?.querySelector('code')?.textContent ?? '';
+    const action = codeAction.getAttribute('data-code-action') === 'insert' ? 'insert' : 'copy';
+    vscode.postMessage({ type: 'code', action, text: code });
+    const label = codeAction.textContent;
+    codeAction.textContent = action === 'copy' ? 'Copied' : 'Inserted';
+    setTimeout(() => (codeAction.textContent = label), 1500);
+    return;
+  }
   const stop = (ev.target as HTMLElement).closest('[data-stop-agent]');
   if (stop) {
     ev.preventDefault(); // inside a <summary>: do not toggle it
@@ -256,7 +334,8 @@ transcriptEl.addEventListener('click', (ev) => {
 
 window.addEventListener('message', (ev: MessageEvent<ToWebview>) => {
   const msg = ev.data;
-  if (msg.type === 'snapshot') applySnapshot(msg.snapshot, msg.busy);
+  if (msg.type === 'snapshot') applySnapshot(msg.snapshot, msg.busy, msg.progress ?? '');
+  else if (msg.type === 'reviews') renderReviews(msg.reviews);
   else if (msg.type === 'catalog') {
     catalog = msg.commands;
     updateCompletions();

@@ -3,8 +3,21 @@ import type { ImageAttachment } from '../attachments';
 import type { CommandInfo } from '../protocol';
 import type { Snapshot } from '../transcript';
 
+/** An edit review waiting for the user (src/review.ts), as the chat shows it. */
+export interface ReviewView {
+  id: string;
+  label: string;
+  /** The files, relative to the workspace. */
+  files: string[];
+  accepted: number;
+  total: number;
+}
+
 export type ToWebview =
-  | { type: 'snapshot'; snapshot: Snapshot; busy: boolean }
+  /** `progress`: what the running request does now (the server's progress message). */
+  | { type: 'snapshot'; snapshot: Snapshot; busy: boolean; progress?: string }
+  /** The edit reviews waiting for the user: the chat shows them above the input. */
+  | { type: 'reviews'; reviews: ReviewView[] }
   | { type: 'catalog'; commands: CommandInfo[] }
   | { type: 'focus' }
   /** The editor context the next input carries (null: none, or removed). */
@@ -20,4 +33,8 @@ export type FromWebview =
   | { type: 'interrupt' }
   | { type: 'stopAgent'; agentId: string }
   | { type: 'openFile'; uri: string }
+  /** A code block's Copy or Insert (at the cursor of the editor). */
+  | { type: 'code'; action: 'copy' | 'insert'; text: string }
+  /** A waiting review's buttons: show its changes again, apply the ticked ones, reject all. */
+  | { type: 'review'; id: string; action: 'show' | 'apply' | 'reject' }
   | { type: 'newSession' };

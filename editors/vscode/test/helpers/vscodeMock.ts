@@ -119,6 +119,9 @@ export const vscode = {
     showInputBox: record('showInputBox', () => answers.inputBox.shift()),
     showTextDocument: record('showTextDocument'),
     activeTextEditor: undefined,
+    visibleTextEditors: [] as unknown[],
+    onDidChangeActiveTextEditor: () => ({ dispose() {} }),
+    onDidChangeTextEditorSelection: () => ({ dispose() {} }),
     createQuickPick: () => {
       const q = new MockQuickPick();
       quickPicks.push(q);
@@ -157,7 +160,7 @@ export const vscode = {
   ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
   /** No other extension is installed (the Python extension included) unless a test adds one. */
   extensions: { getExtension: (id: string): unknown => extensions.get(id) },
-  env: { openExternal: record('openExternal', () => true) },
+  env: { openExternal: record('openExternal', () => true), clipboard: { writeText: record('clipboard.writeText') } },
   workspace: {
     registerTextDocumentContentProvider: () => ({ dispose() {} }),
     workspaceFolders: undefined,
@@ -223,6 +226,7 @@ export const vscode = {
   Uri: {
     parse: (s: string) => ({ scheme: s.split(':')[0], path: s.slice(s.indexOf(':') + 1).replace(/^\/\/[^/]*/, ''), toString: () => s }),
     file: (p: string) => ({ scheme: 'file', fsPath: p, toString: () => `file://${p}` }),
+    joinPath: (base: { path?: string; fsPath?: string }, ...parts: string[]) => ({ path: [base.path ?? base.fsPath, ...parts].join('/') }),
   },
 };
 

@@ -2,7 +2,7 @@ import { progresses, reset } from '../helpers/vscodeMock';
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
 import { Controller, progressTitle } from '../../src/controller';
-import { withCancel } from '../../src/runProgress';
+import { ProgressCenter, withCancel } from '../../src/runProgress';
 import { contextPercent, statusText } from '../../src/statusBar';
 import { FakeTransport, result } from '../helpers/fakeTransport';
 
@@ -122,4 +122,84 @@ test('status bar: the share of the context window in use, from contextUsage; a n
   assert.equal(contextPercent(state.context), 100);
   controller.handleEvent({ type: 'sessionChanged', sessionId: 's2', submissionId: 'n', reason: 'new' });
   assert.equal(contextPercent(state.context), null);
+});
+
+// Issue 38, point 4: at most one progress notification, and none while the chat is visible
+// (the chat shows the run itself); the status bar keeps its item.
+
+/** A controller whose runs go through one ProgressCenter; the chat's visibility is `chat.visible`. */
+function centered(handler: ConstructorParameters<typeof FakeTransport>[0]) {
+  const transport = new FakeTransport(handler);
+  const controller = new Controller(transport);
+  const chat = { visible: false };
+  const center = new ProgressCenter({
+    interrupt: () => controller.interrupt(),
+    waitingForApproval: () => controller.waitingForApproval,
+    onDidChange: (l) => controller.subscribe(l),
+    chatVisible: () => chat.visible,
+  });
+  controller.progressUi = (title, work) => center.run(title, work);
+  return { transport, controller, chat, center };
+}
+
+test('no notification while the chat is visible: the chat shows the server progress, the status bar spins', async () => {
+  let release: (value: unknown) => void = () => undefined;
+  const { transport, controller, chat } = centered(() => new Promise((resolve) => (release = resolve)));
+  chat.visible = true;
+  const running = controller.submit('fix the bug');
+  await new Promise((r) => setImmediate(r));
+  transport.onProgress?.('Running: pytest -q');
+  assert.equal(progresses.length, 0, 'no notification');
+  assert.equal(controller.progress, 'Running: pytest -q', 'what the chat shows');
+  assert.equal(statusText(null, controller.busy), '$(loading~spin) Coder', 'the status bar keeps its item');
+  release(result({ mode: 'nl', reply: 'done' }));
+  await running;
+  assert.equal(controller.progress, '');
+});
+
+test('at most one notification, whatever runs at once; it goes when the chat shows and comes back when it hides', async () => {
+  const releases: Array<(value: unknown) => void> = [];
+  const { transport, controller, chat, center } = centered((command) =>
+    command === 'coder.interrupt' ? result() : new Promise((resolve) => releases.push(resolve)),
+  );
+  const a = controller.submit('fix the bug');
+  const b = controller.submit('/review');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(progresses.length, 1, 'one notification for two runs');
+  transport.onProgress?.('Thinking');
+  assert.deepEqual(progresses[0].messages, ['Thinking']);
+  chat.visible = true;
+  center.visibilityChanged();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(progresses[0].done, true, 'the chat is open: the notification goes');
+  chat.visible = false;
+  center.visibilityChanged();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(progresses.length, 2, 'hidden again while it runs: it comes back');
+  assert.deepEqual(progresses[1].messages, ['Thinking'], 'with what runs now');
+  progresses[1].cancel();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(transport.sent.filter((s) => s.command === 'coder.interrupt').length, 1, 'its Cancel stops the session');
+  for (const r of releases) r(result({ mode: 'nl', status: 'cancelled' }));
+  await Promise.all([a, b]);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(progresses[1].done, true);
+  assert.equal(progresses.filter((p) => !p.done).length, 0);
+});
+
+test("a code action VS Code runs itself counts as running for the chat, and shares the one notification", async () => {
+  let release: (value: unknown) => void = () => undefined;
+  const { controller, center } = centered(() => new Promise((resolve) => (release = resolve)));
+  const other = controller.submit('fix the bug');
+  await new Promise((r) => setImmediate(r));
+  let done: (v: unknown) => void = () => undefined;
+  const action = center.run('Coder', () => controller.during(() => new Promise((resolve) => (done = resolve))));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(progresses.length, 1);
+  assert.equal(controller.busy, true);
+  done(result());
+  await action;
+  release(result({ mode: 'nl' }));
+  await other;
+  assert.equal(controller.busy, false);
 });

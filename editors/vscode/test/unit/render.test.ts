@@ -26,7 +26,7 @@ test('markdown basics: headings, lists, code, links; unsafe links stay text', ()
 test('entries render: tool calls collapsible, edit links carry the uri, shell output escaped', () => {
   const base = { id: 1, rev: 1 };
   const tool = renderEntry({ ...base, kind: 'tool', callId: 'c', tool: 'bash', input: { command: 'ls <x>' }, output: 'out', isError: false, done: true } as Entry);
-  assert.match(tool, /^<details class="entry tool">/);
+  assert.match(tool, /^<details class="entry tool done" data-tool="bash"/);
   assert.match(tool, /ls &lt;x&gt;/);
   const edit = renderEntry({ ...base, kind: 'edit', uri: 'file:///w/my%20file.py', applied: true, reason: null } as Entry);
   assert.match(edit, /data-open="file:\/\/\/w\/my%20file.py"/);
@@ -40,8 +40,11 @@ test('entries render: tool calls collapsible, edit links carry the uri, shell ou
 test('todos and usage', () => {
   assert.equal(renderTodos([]), '');
   assert.match(renderTodos([{ content: 'a', status: 'completed' }, { content: '<b>', status: 'pending' }]), /Todos \(1\/2\).*&lt;b&gt;/);
-  assert.equal(renderUsage({ usedTokens: 50000, limitTokens: 200000 }), 'context 25% (50k/200k)');
-  assert.equal(renderUsage(null), '');
+  assert.deepEqual(renderUsage({ usedTokens: 50000, limitTokens: 200000 }), {
+    percent: 25,
+    title: 'Context: 50,000 of 200,000 tokens in use (25%). /context lists the parts.',
+  });
+  assert.equal(renderUsage(null), null);
 });
 
 test('a cancelled shell command says "cancelled", not "exit ?"; slash-command output keeps its columns', () => {
@@ -71,10 +74,11 @@ test('a running subagent has a Stop of its own carrying its id; a finished one d
   assert.match(running, /data-stop-agent="explore-1a2b3c4d"/);
   assert.match(running, /class="entry subagent nested running"/);
   assert.ok(running.includes('find &lt;add&gt;') && !running.includes('and more'), running);
-  assert.ok(running.includes('grep <code>def add</code>'), 'its current step shows in the summary');
+  assert.ok(running.includes('Searching for `def add`…'), 'its current step shows in the summary, as a sentence');
   const done = renderEntry({ ...base, status: 'completed', tokens: 12345, text: 'It is in **app.py**', steps: [{ ...base.steps[0], done: true }] } as Entry);
   assert.ok(!done.includes('data-stop-agent'), done);
-  assert.ok(done.includes('completed') && done.includes('12.3k tokens'), done);
+  assert.ok(done.includes('>done<') && !done.includes('>completed<') && done.includes('12.3k tokens'), done);
+  assert.ok(done.includes('<li class="done">Searched for `def add`</li>'), 'its steps are sentences');
   assert.ok(done.includes('<strong>app.py</strong>'), 'its answer is rendered');
   const stopping = renderEntry({ ...base, status: 'stopping' } as Entry);
   assert.ok(!stopping.includes('data-stop-agent') && stopping.includes('stopping'), stopping);

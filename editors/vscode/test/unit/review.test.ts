@@ -110,7 +110,8 @@ test('the review: a diff per file, a lens per change; Reject one, Apply → only
   assert.match(lenses()[4].command.title, /Rejected .* · Accept/);
   assert.equal(lenses()[0].command.title, '$(check-all) Apply 2 of 3 changes');
   assert.match(reviews.provideTextDocumentContent(right as never), /return a \+ b\n$/, 'the right side shows the choice');
-  assert.equal(progresses.length, 1, 'a notification says what to do and can reject it all');
+  assert.equal(progresses.length, 0, 'no notification of its own: the chat (or the run\'s one notification) says Coder waits');
+  assert.deepEqual(reviews.pending().map((r) => r.label), ['Coder wants to edit app.py'], 'the chat lists it');
   commandHandlers.get('coderLs.review.apply')?.(right);
   const kept = await pending;
   assert.deepEqual(kept?.[0].hunks.map((h) => h.accepted), [true, true, false]);
@@ -147,21 +148,38 @@ test('the list of changes: untick one (the right side drops it), Enter applies t
   assert.ok(again.disposed, 'the list goes away with the review');
 });
 
-test('Reject all, the notification closed, or nothing accepted: the edit is rejected', async () => {
+test("Reject all, the chat's Reject, or nothing accepted: the edit is rejected", async () => {
   const reviews = freshReviews();
   const a = (await opened(reviews, [file()], 'edit')).answer;
   activeEditor(newestRight());
   commandHandlers.get('coderLs.review.reject')?.();
   assert.equal(await a, null);
+  activeEditor(undefined); // the chat's buttons need no editor: they name the review
   const b = (await opened(reviews, [file()], 'edit')).answer;
-  progresses[progresses.length - 1].cancel();
+  await reviews.act(reviews.pending()[0].id, 'reject');
   assert.equal(await b, null);
+  assert.deepEqual(reviews.pending(), [], 'answered: gone from the chat');
   const f = file();
   for (const h of f.hunks) h.accepted = false;
   const c = (await opened(reviews, [f], 'edit')).answer;
   activeEditor(newestRight());
   commandHandlers.get('coderLs.review.apply')?.();
   assert.equal(await c, null);
+});
+
+test("the chat's Apply applies the ticked changes; its Show opens the diff and the list again", async () => {
+  const reviews = freshReviews();
+  const pending = (await opened(reviews, [file()])).answer;
+  const id = reviews.pending()[0].id;
+  quickPicks[0].select([quickPicks[0].items[0]]); // two of three unticked in the list
+  quickPicks[0].hide();
+  const diffs = calls.filter((c) => c.fn === 'executeCommand' && c.args[0] === 'vscode.diff').length;
+  await reviews.act(id, 'show');
+  assert.equal(calls.filter((c) => c.fn === 'executeCommand' && c.args[0] === 'vscode.diff').length, diffs + 1);
+  assert.equal(quickPicks.at(-1)?.visible, true, 'the list is back');
+  await reviews.act(id, 'apply');
+  const kept = await pending;
+  assert.deepEqual(kept?.[0].hunks.map((h) => h.accepted), [true, false, false]);
 });
 
 test('a review the server withdraws ($/cancelRequest: the turn stopped or timed out) closes and applies nothing', async () => {

@@ -105,7 +105,7 @@ test('hookRan is one compact line; a failed hook is an error line', () => {
   assert.deepEqual(
     only(t, 'notice').map((n) => [n.level, n.text]),
     [
-      ['info', 'hook PreToolUse python3 guard.py: deny (12 ms)'],
+      ['info', 'hook PreToolUse python3 guard.py: denied (12 ms)'],
       ['error', 'hook Stop ./check.sh: failed (3 ms)'],
     ],
   );
@@ -135,7 +135,7 @@ test('turnFinished closes open entries and reports a cancel once', () => {
   t.applyEvent(ev('turnFinished', { status: 'cancelled' }));
   t.applyResult(result({ mode: 'nl', status: 'cancelled', reply: '' }));
   assert.ok(t.entries.every((e) => !('done' in e) || e.done));
-  assert.equal(only(t, 'notice').filter((n) => /cancel/i.test(n.text)).length, 1);
+  assert.equal(only(t, 'notice').filter((n) => /stopped/i.test(n.text)).length, 1);
 });
 
 test('command and error results go into the transcript', () => {
@@ -153,7 +153,7 @@ test('an error event and the error result of the same submission show once', () 
   t.applyEvent(ev('error', { message: 'No API key' }, 'e1'));
   t.applyEvent(ev('turnFinished', { status: 'failed' }, 'e1'));
   t.applyResult(result({ submissionId: 'e1', mode: 'error', status: 'failed', error: { code: 'no_model', message: 'No API key' } }));
-  assert.deepEqual(only(t, 'notice').map((n) => n.text), ['No API key', 'Turn failed']);
+  assert.deepEqual(only(t, 'notice').map((n) => n.text), ['No API key', 'The turn failed.']);
 });
 
 test('a cancelled !cmd result marks the shell entry cancelled', () => {
