@@ -75,6 +75,11 @@ export async function linkSteps(t) {
    * highlights it). The pointer leaves first, closing the last hover (not Escape: it would
    * close the notifications too). */
   const ctrlClick = async (needle) => {
+    // VS Code drops a toast when more than 3 were added within 800 ms (its spam protection,
+    // NotificationsToasts.SPAM_PROTECTION); a run's progress and its refusal are two, so
+    // the clicks are spaced as a user's would be, or a later refusal shows only in the
+    // notification centre and the check below flakes
+    await page.waitForTimeout(900);
     const line = page.locator('.editor-instance .view-line', { hasText: needle }).filter({ visible: true }).last();
     const point = await line.evaluate((el, n) => {
       const at = (el.textContent ?? '').indexOf(n) + Math.floor(n.length / 2);
