@@ -1,10 +1,13 @@
-"""The lazy.nvim spec of docs/neovim.md, as the docs show it, in a headless Neovim 0.11.
+"""The lazy.nvim spec of docs/neovim.md, as the docs show it, run by lazy.nvim itself in a
+headless Neovim 0.11.
 
-lazy.nvim itself comes from GitHub, which these machines cannot reach, so the test does what
-lazy.nvim does with a spec: it runs the spec's `build` string as a shell command in the
-plugin's folder (this checkout) and calls `config(plugin)` with `plugin.dir` set; the build
-installs the server with uv into a throwaway home, whose bin/ is the only `coder-ls` on PATH.
-Then a file is opened (the server starts) and `:checkhealth coder` reports every line OK.
+lazy.nvim comes from GitHub, which CI cannot reach, so a pinned copy of its `lua/` and its
+LICENSE (Apache-2.0) is kept in fixtures/ (folke/lazy.nvim 306a055, "stable" + 4, 2025-12-17).
+The spec is the docs' block with one field added, `url`, so that lazy.nvim clones this
+checkout's HEAD with git instead of GitHub's copy. lazy.nvim then does what it does for a
+new user: clones, runs the spec's `build` (the server installed with uv into a throwaway
+home, whose bin/ is the only `coder-ls` on PATH), calls `config`. Then a file is opened (the
+server starts) and `:checkhealth coder` reports every line OK.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -24,20 +28,35 @@ from coder_ls import PROTOCOL_VERSION, __version__
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
+LAZY = Path(__file__).parent / "fixtures" / "lazy.nvim-306a055.tar.xz"
 
-LUA = r"""
-local spec = dofile(os.getenv('CODER_SPEC'))
-local dir = os.getenv('CODER_PLUGIN_DIR')
-local out = vim.fn.system({ 'sh', '-c', 'cd ' .. vim.fn.shellescape(dir) .. ' && ' .. spec.build })
-vim.fn.writefile(vim.split(out, '\n'), os.getenv('CODER_BUILD_LOG'))
-spec.config({ dir = dir, name = spec.name })
-vim.cmd('edit ' .. os.getenv('CODER_FILE'))
-vim.wait(30000, function()
-  local c = require('coder').client_for_root(vim.fn.getcwd())
-  return c ~= nil and require('coder').server_info(c.id) ~= nil
-end, 50)
-vim.cmd('checkhealth coder')
-vim.fn.writefile(vim.api.nvim_buf_get_lines(0, 0, -1, false), os.getenv('CODER_HEALTH_OUT'))
+INIT = r"""
+local ok, err = xpcall(function()
+  vim.opt.rtp:prepend(os.getenv('CODER_LAZY_DIR'))
+  local spec = dofile(os.getenv('CODER_SPEC'))
+  spec.url = os.getenv('CODER_PLUGIN_URL')
+  require('lazy').setup({ spec }, {
+    root = os.getenv('CODER_LAZY_ROOT'),
+    lockfile = os.getenv('CODER_LAZY_ROOT') .. '/lazy-lock.json',
+    rocks = { enabled = false },
+    change_detection = { enabled = false },
+    checker = { enabled = false },
+  })
+  local plugin = require('lazy.core.config').plugins['coder_ls']
+  local log = { 'dir=' .. tostring(plugin and plugin.dir), 'installed=' .. tostring(plugin and plugin._.installed),
+    'built=' .. tostring(plugin and plugin._.build), 'loaded=' .. tostring(plugin and plugin._.loaded ~= nil) }
+  vim.fn.writefile(log, os.getenv('CODER_LAZY_LOG'), 'a')
+  vim.cmd('edit ' .. os.getenv('CODER_FILE'))
+  vim.wait(30000, function()
+    local c = require('coder').client_for_root(vim.fn.getcwd())
+    return c ~= nil and require('coder').server_info(c.id) ~= nil
+  end, 50)
+  vim.cmd('checkhealth coder')
+  vim.fn.writefile(vim.api.nvim_buf_get_lines(0, 0, -1, false), os.getenv('CODER_HEALTH_OUT'))
+end, debug.traceback)
+if not ok then
+  vim.fn.writefile(vim.split(tostring(err), '\n'), os.getenv('CODER_LAZY_LOG'), 'a')
+end
 vim.cmd('qa!')
 """
 
@@ -60,7 +79,10 @@ def test_the_docs_lazy_spec_installs_the_server_and_checkhealth_is_all_ok(tmp_pa
     home = tmp_path / "home"
     (home / "bin").mkdir(parents=True)
     (tmp_path / "spec.lua").write_text(_spec_from_docs())
-    (tmp_path / "run.lua").write_text(LUA)
+    (tmp_path / "init.lua").write_text(INIT)
+    with tarfile.open(LAZY) as tar:
+        tar.extractall(tmp_path, filter="data")
+    assert (ROOT / ".git").exists(), "lazy.nvim clones the plugin with git: run from a git checkout"
     ws = init_git(tmp_path / "ws", {"a.txt": "a\n"})
     path = [str(home / "bin"), str(Path(uv).parent)] + [
         d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "coder-ls").exists()
@@ -72,15 +94,21 @@ def test_the_docs_lazy_spec_installs_the_server_and_checkhealth_is_all_ok(tmp_pa
         UV_CACHE_DIR=os.environ.get("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv")), UV_PYTHON=sys.executable,
         UV_PYTHON_DOWNLOADS="never", ANTHROPIC_API_KEY="sk-ant-test-not-used", XDG_CONFIG_HOME=str(tmp_path / "xdg"),
         XDG_STATE_HOME=str(tmp_path / "xdg-state"), XDG_DATA_HOME=str(tmp_path / "xdg-data"),
-        CODER_SPEC=str(tmp_path / "spec.lua"), CODER_PLUGIN_DIR=str(ROOT), CODER_FILE=str(ws / "a.txt"),
-        CODER_BUILD_LOG=str(tmp_path / "build.log"), CODER_HEALTH_OUT=str(tmp_path / "health.txt"),
+        CODER_SPEC=str(tmp_path / "spec.lua"), CODER_PLUGIN_URL=ROOT.as_uri(), CODER_FILE=str(ws / "a.txt"),
+        CODER_LAZY_DIR=str(tmp_path / "lazy.nvim"), CODER_LAZY_ROOT=str(tmp_path / "lazy"),
+        CODER_LAZY_LOG=str(tmp_path / "lazy.log"), CODER_HEALTH_OUT=str(tmp_path / "health.txt"),
     )  # fmt: skip
     run = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {tmp_path / 'run.lua'}"],
-        cwd=ws, env=env, capture_output=True, text=True, timeout=540, stdin=subprocess.DEVNULL,
+        [nvim, "--headless", "-u", str(tmp_path / "init.lua"), "-i", "NONE"],
+        cwd=ws, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
     )  # fmt: skip
-    build_log = (tmp_path / "build.log").read_text() if (tmp_path / "build.log").exists() else ""
-    assert (home / "bin" / "coder-ls").exists(), build_log + run.stderr
+    lazy_log = (tmp_path / "lazy.log").read_text() if (tmp_path / "lazy.log").exists() else ""
+    # lazy.nvim cloned the plugin into its root, built it there and ran its config
+    clone = tmp_path / "lazy" / "coder_ls"
+    assert f"dir={clone}" in lazy_log and "installed=true" in lazy_log, lazy_log + run.stdout + run.stderr
+    assert (clone / "editors" / "neovim" / "lua" / "coder" / "init.lua").exists()
+    assert "loaded=true" in lazy_log, lazy_log + run.stderr
+    assert (home / "bin" / "coder-ls").exists(), lazy_log + run.stdout + run.stderr
     lines = (tmp_path / "health.txt").read_text().splitlines()
     print("\n".join(lines))
     reports = [line.strip() for line in lines if line.strip().startswith("- ")]
