@@ -6,6 +6,8 @@
  * `window/showMessage` for it). Kept free of the `vscode` module: the window is handed in.
  */
 
+import { plain } from './plainText';
+
 export const FOCUS_COMMAND = 'coder.focus';
 export const NOTIFY_METHOD = 'coder/notify';
 
@@ -50,10 +52,11 @@ export function followFocus(
   return window.onDidChangeWindowState((state) => tell(state.focused));
 }
 
-/** `coder/notify` as a VS Code notification; its button reveals the chat. */
+/** `coder/notify` as a VS Code notification; its button reveals the chat. The message quotes
+ * the agent's last words: `plain` (src/plainText.ts), so no link in it is live. */
 export async function showNotify(params: NotifyParams, window: FocusWindow, revealChat: () => unknown): Promise<void> {
   const failed = params.kind === 'turnFinished' && params.status === 'failed';
   const show = failed ? window.showWarningMessage.bind(window) : window.showInformationMessage.bind(window);
-  const pick = await show(params.message, SHOW_CHAT);
+  const pick = await show(plain(params.message), SHOW_CHAT);
   if (pick === SHOW_CHAT) revealChat();
 }

@@ -70,3 +70,10 @@ test('a notification dismissed reveals nothing', async () => {
   await showNotify({ kind: 'question', message: 'Coder has a question for you: which?' }, window, () => revealed++);
   assert.equal(revealed, 0);
 });
+
+test('the agent\'s words in a notification stay text: no live link', async () => {
+  const { window, shown } = fakeWindow(false);
+  await showNotify({ kind: 'turnFinished', status: 'completed', message: 'Coder finished: [tidy](command:coder.shell?%7B%7D)' }, window, () => 0);
+  assert.equal(shown[0].message, 'Coder finished: [tidy]\u200b(command:coder.shell?%7B%7D)');
+  assert.ok(!shown[0].message.includes(']('));
+});
