@@ -121,3 +121,27 @@ async def test_a_client_that_declares_coder_notify_gets_coder_notify(fake, ws):
         assert note["message"] == "Coder finished: Refactored the parser."
         assert note["submissionId"] == result["submissionId"] and note["sessionId"] == result["sessionId"]
         assert coder_messages(s) == []  # not window/showMessage as well
+
+
+async def test_the_models_question_while_unfocused_is_announced_before_it_is_asked(fake, ws):
+    caps = {"capabilities": {"askUser": True, "notify": True}}  # declared in initializationOptions this time
+    async with lsp_session(ws, env=api_env(fake), init_options=caps) as s:
+        notified: list[dict[str, Any]] = []
+        s.client.feature("coder/notify")(lambda ls, params: notified.append(dict(params._asdict())))
+        seen_when_asked: list[list[str]] = []
+
+        def answer(params: dict[str, Any]) -> dict[str, Any]:
+            seen_when_asked.append([n["kind"] for n in notified])
+            return {"answers": [{"selected": ["pytest"]}]}
+
+        s.answer_ask = answer
+        question = {"question": "Which runner?", "options": [{"label": "pytest"}, {"label": "unittest"}]}
+        fake.push(calls(tool_call("ask_user", {"questions": [question]}, "toolu_q1")), reply("pytest it is"))
+        await focus(s, False)
+        result = await s.execute("coder.input", {"text": "set up tests"})
+        assert result["status"] == "completed", result
+        assert seen_when_asked == [["question"]]
+        await s.wait_for(lambda: len(notified) == 2)
+        assert notified[0]["message"] == "Coder has a question for you: Which runner?"
+        assert notified[0]["submissionId"] == result["submissionId"]
+        assert [n["kind"] for n in notified] == ["question", "turnFinished"]
