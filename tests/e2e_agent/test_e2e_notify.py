@@ -145,3 +145,30 @@ async def test_the_models_question_while_unfocused_is_announced_before_it_is_ask
         assert notified[0]["message"] == "Coder has a question for you: Which runner?"
         assert notified[0]["submissionId"] == result["submissionId"]
         assert [n["kind"] for n in notified] == ["question", "turnFinished"]
+
+
+async def test_an_edit_left_to_the_users_review_while_unfocused_is_announced_once(fake, ws):
+    caps = full_caps()
+    caps.experimental = {"coderNotify": True}
+    assert caps.workspace is not None and caps.workspace.workspace_edit is not None
+    caps.workspace.workspace_edit.change_annotation_support = types.ChangeAnnotationsSupportOptions(
+        groups_on_label=True
+    )  # the editor reviews the agent's edits (section 15)
+    async with lsp_session(ws, caps=caps, env=api_env(fake), init_options={"sandbox": {"autoAllow": False}}) as s:
+        notified: list[dict[str, Any]] = []
+        s.client.feature("coder/notify")(lambda ls, params: notified.append(dict(params._asdict())))
+        seen_when_reviewed: list[list[str]] = []
+
+        def review(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            seen_when_reviewed.append([n["kind"] for n in notified])
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="rejected")
+
+        s.answer_edit = review
+        edit = {"path": "app.py", "oldString": "return a - b", "newString": "return a + b"}
+        fake.push(calls(tool_call("edit", edit, "toolu_e1")), reply("left as it was"))
+        await focus(s, False)
+        assert (await s.execute("coder.input", {"text": "fix add"}))["status"] == "completed"
+        assert seen_when_reviewed == [["review"]]
+        assert notified[0]["message"].startswith("Coder is waiting for you to review an edit: ")
+        await s.wait_for(lambda: len(notified) == 2)
+        assert [n["kind"] for n in notified] == ["review", "turnFinished"]
