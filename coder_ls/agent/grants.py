@@ -7,12 +7,11 @@ called: these types live here so that a prompt's first request does not import i
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
 from typing import Literal
 
 import msgspec
 
-from coder_ls.globs import glob_match
+from coder_ls.guard.grants import Grant, SessionGrants
 
 __all__ = ["Action", "Decision", "Grant", "SandboxView", "SessionGrants"]
 
@@ -46,35 +45,3 @@ class SandboxView(msgspec.Struct, frozen=True):
     network: Literal["none", "all", "domains"] = "none"
     allowed_domains: tuple[str, ...] = ()
     denied_domains: tuple[str, ...] = ()
-
-
-class Grant(msgspec.Struct, frozen=True):
-    """One "Allow for session": a tool plus an optional command prefix or path glob."""
-
-    tool: str
-    command: str | None = None
-    path: str | None = None
-
-
-class SessionGrants:
-    """The grants of one session (kept in memory, dropped with the session)."""
-
-    def __init__(self, grants: Collection[Grant] = ()) -> None:
-        self._grants: set[Grant] = set(grants)
-
-    def add(self, grant: Grant) -> None:
-        self._grants.add(grant)
-
-    def clear(self) -> None:
-        self._grants.clear()
-
-    def __iter__(self) -> Iterator[Grant]:
-        return iter(sorted(self._grants, key=lambda g: (g.tool, g.command or "", g.path or "")))
-
-    def __len__(self) -> int:
-        return len(self._grants)
-
-    def covers_path(self, tool: str, rel: str) -> bool:
-        return any(
-            g.tool == tool and g.command is None and (g.path is None or glob_match(g.path, rel)) for g in self._grants
-        )

@@ -19,12 +19,13 @@ from coder_ls.protocol.actions import (
     Compact,
     ResetSession,
     ResumeSession,
+    RevokePermission,
     RunAgent,
     SideQuestion,
     TrustWorkspace,
     UndoLast,
 )
-from coder_ls.protocol.config import PRESETS
+from coder_ls.protocol.config import PRESETS, Config
 from coder_ls.protocol.results import (
     AgentInfo,
     AgentsData,
@@ -32,6 +33,7 @@ from coder_ls.protocol.results import (
     HelpData,
     ModelData,
     ModelInfo,
+    PermissionEntry,
     PermissionsData,
     RuleInfo,
     SessionInfo,
@@ -113,23 +115,77 @@ async def cmd_model(ctx: CommandContext, args: str) -> CommandOutcome:
     return _usage_error(f"Unknown model {name!r}.{hint}")
 
 
+# `/permissions` (contract sections 18 and 22): the preset, and every rule and session grant
+# in force with its source and an index (`engine/permlist.py`, through
+# `CommandContext.permissions`, computed again for a revoke: `N` is the index the user saw
+# while nothing changed). A managed rule and one the editor sends are refused here,
+# before any task runs: nothing is lost.
+USAGE = "/permissions [strict|balanced|auto-edit|yolo] or /permissions revoke N"
+
+
+def describe_entry(e: PermissionEntry) -> str:
+    """`allow bash command 'npm test' (user)`: one entry as the list shows it."""
+    what = f" command {e.command!r}" if e.command else (f" path {e.path!r}" if e.path else "")
+    what = what or (f" domain {e.domain!r}" if e.domain else "")
+    return f"{e.action} {e.tool}{what} ({e.source})"
+
+
+def permissions_data(config: Config, preset: str, entries: list[PermissionEntry]) -> PermissionsData:
+    """`/permissions`' data: the preset, the rules in force and the numbered entries."""
+    rules = [RuleInfo(tool=r.tool, action=r.action, command=r.command, path=r.path) for r in config.rules]
+    return PermissionsData(preset=preset, presets=list(PRESETS), rules=rules, entries=entries)
+
+
+def _listing(ctx: CommandContext) -> CommandOutcome:
+    entries = ctx.permissions()
+    lines = [f"Permission preset: {ctx.config.permissions}", f"Presets: {', '.join(PRESETS)}"]
+    if entries:
+        lines.append("Rules and session grants (take one back with /permissions revoke N):")
+        lines += [f"  {e.index}. {describe_entry(e)}" for e in entries]
+    else:
+        lines.append("Rules: none; session grants: none")
+    return CommandOutcome(reply="\n".join(lines), data=permissions_data(ctx.config, ctx.config.permissions, entries))
+
+
+def _revoke(ctx: CommandContext, arg: str) -> CommandOutcome:
+    entries = ctx.permissions()
+    if not arg.isdigit():
+        return CommandOutcome(error=f"/permissions revoke takes the number of an entry, got {arg!r}. {USAGE}.")
+    found = next((e for e in entries if e.index == int(arg)), None)
+    if found is None:
+        have = f"1 to {len(entries)}" if entries else "none: there is no rule nor session grant"
+        message = f"/permissions revoke: there is no entry {arg} (entries: {have}; see /permissions)."
+        return CommandOutcome(error=message)
+    if found.source == "managed":
+        message = (
+            f"/permissions revoke: entry {arg} ({describe_entry(found)}) is set by your administrator "
+            "(the managed configuration) and cannot be removed; nothing was changed."
+        )
+        return CommandOutcome(error=message, error_code="managed_rule")
+    if found.source == "editor":
+        message = (
+            f"/permissions revoke: entry {arg} ({describe_entry(found)}) comes from the editor's settings "
+            "(coder.rules); change it there. Nothing was changed."
+        )
+        return CommandOutcome(error=message, error_code="editor_rule")
+    return CommandOutcome(actions=[RevokePermission(entry=found)])
+
+
 async def cmd_permissions(ctx: CommandContext, args: str) -> CommandOutcome:
+    words = args.split()
+    if not words:
+        return _listing(ctx)
+    if words[0] == "revoke":
+        if len(words) != 2:
+            return CommandOutcome(error=f"/permissions revoke takes one entry number. {USAGE}.")
+        return _revoke(ctx, words[1])
     preset = args.strip()
-    rules = [RuleInfo(tool=r.tool, action=r.action, command=r.command, path=r.path) for r in ctx.config.rules]
-    if not preset:
-        lines = [f"Permission preset: {ctx.config.permissions}", f"Presets: {', '.join(PRESETS)}"]
-        if rules:
-            lines.append("Rules:")
-            for r in rules:
-                what = f" command {r.command!r}" if r.command else (f" path {r.path!r}" if r.path else "")
-                lines.append(f"  {r.action} {r.tool}{what}")
-        else:
-            lines.append("Rules: none")
-        data = PermissionsData(preset=ctx.config.permissions, presets=list(PRESETS), rules=rules)
-        return CommandOutcome(reply="\n".join(lines), data=data)
     if preset not in PRESETS:
-        return _usage_error(f"Unknown permission preset {preset!r}. Presets: {', '.join(PRESETS)}.")
-    data = PermissionsData(preset=preset, presets=list(PRESETS), rules=rules)
+        return CommandOutcome(
+            error=f"Unknown permission preset {preset!r}. Presets: {', '.join(PRESETS)}. {USAGE}.",
+            error_code="invalid_argument",
+        )
+    data = permissions_data(ctx.config, preset, ctx.permissions())
     return CommandOutcome(reply=f"Permissions set to {preset}.", data=data, actions=[ChangePermissions(preset=preset)])
 
 
@@ -305,8 +361,8 @@ def register_builtins(registry: Registry) -> None:
         Command("model", "Show the model, or switch to another", "[name]", cmd_model, immediate=True),
         Command(
             "permissions",
-            "Show the permission preset, or apply one",
-            "[strict|balanced|auto-edit|yolo]",
+            "Show the preset, rules and session grants; apply a preset or revoke one",
+            "[strict|balanced|auto-edit|yolo] | revoke N",
             cmd_permissions,
             immediate=True,
         ),

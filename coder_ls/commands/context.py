@@ -10,7 +10,7 @@ import msgspec
 
 from coder_ls.protocol.agents import AgentDef, no_agents
 from coder_ls.protocol.config import Config
-from coder_ls.protocol.results import CommandInfo, ModelData, SessionInfo
+from coder_ls.protocol.results import CommandInfo, ModelData, PermissionEntry, SessionInfo
 
 if TYPE_CHECKING:
     from coder_ls.mcp.hub import McpHub
@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 def _no_refresh() -> bool:
     return False
+
+
+def _no_entries() -> list[PermissionEntry]:
+    return []
 
 
 def _builtin_models(current: str) -> ModelData:
@@ -47,3 +51,5 @@ class CommandContext(msgspec.Struct):
     context_percent: int = 0  # of the context window the last model request used
     unavailable: Callable[[], Awaitable[list[CommandInfo]]] | None = None  # commands that cannot run now
     config_layers: Callable[[], list[tuple[str, dict[str, Any]]]] | None = None  # (source, values), lowest first
+    # `/permissions`: every rule and session grant in force, numbered (contract section 22)
+    permissions: Callable[[], list[PermissionEntry]] = _no_entries

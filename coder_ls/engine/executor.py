@@ -47,10 +47,12 @@ from coder_ls.engine.dispatch import (
 from coder_ls.engine.filelist import FileListCache
 from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
+from coder_ls.engine.permlist import permission_entries
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
 from coder_ls.engine.submission import SubmissionState
+from coder_ls.guard.grants import SessionGrants
 from coder_ls.guard.origins import command_refusal, shell_refusal
 from coder_ls.guard.trust import OwnedIds
 from coder_ls.hooks.dispatch import Hooks, SessionHookState
@@ -595,6 +597,7 @@ class Engine:
             context_percent=min(100, session.last_context_tokens * 100 // max(1, config.context_limit_tokens)),
             unavailable=self._unavailable,
             config_layers=lambda: [(x.source, x.values) for x in self.config_store.layers()],
+            permissions=lambda: permission_entries(self.config_store, session.extension(SessionGrants, SessionGrants)),
         )
 
     def _refresh_and_announce(self) -> bool:

@@ -26,6 +26,7 @@ class ClientCaps(msgspec.Struct, frozen=True):
     change_annotations: bool = False  # workspaceEdit.changeAnnotationSupport (edits reviewed in the editor)
     ask_user: bool = False  # the client answers `coder/askUser` with its own UI (section 19)
     show_document: bool = False  # window.showDocument.support (LSP 3.16)
+    notify: bool = False  # the client shows `coder/notify` itself (section 22)
 
 
 class OpenDocument(msgspec.Struct, frozen=True):

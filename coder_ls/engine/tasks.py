@@ -24,6 +24,7 @@ from coder_ls.protocol.actions import (
     ExportSession,
     ResetSession,
     ResumeSession,
+    RevokePermission,
     Rewind,
     RunAgent,
     RunPromptCommand,
@@ -110,6 +111,10 @@ def task_for(action: Action) -> Task:
             from coder_ls.engine.effort import ChangeEffortTask
 
             return ChangeEffortTask(level)
+        case RevokePermission():
+            from coder_ls.engine.permlist import RevokeTask
+
+            return RevokeTask(action)
 
 
 def shell_message(command: str, output: str, exit_code: int | None, *, cancelled: bool = False) -> Message:

@@ -11,6 +11,7 @@ import msgspec
 from coder_ls.protocol.args import (
     CodeActionArgs,
     CompleteInputArgs,
+    FocusArgs,
     ImageArg,
     InputArgs,
     InterruptArgs,
@@ -28,6 +29,9 @@ FIXED_IDS = (
     "coder.codeAction",
     "coder.completeInput",
 )
+
+
+FOCUS_ID = "coder.focus"  # whether the editor's window has the focus: not a submission (lsp/attention.py)
 
 
 class BadArguments(Exception):
@@ -118,6 +122,13 @@ def _convert(command: str, raw: dict[str, Any], kind: type[Any]) -> Any:
         return msgspec.convert(raw, kind)
     except msgspec.ValidationError as exc:
         raise BadArguments(_explain(command, exc)) from None
+
+
+def focus_args(arguments: Sequence[Any] | None) -> FocusArgs:
+    """`coder.focus {focused}`: the argument, or InvalidParams naming what is wrong."""
+    raw = _one_object(FOCUS_ID, arguments)
+    focus: FocusArgs = _convert(FOCUS_ID, raw, FocusArgs)
+    return focus
 
 
 def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]) -> tuple[Op, str | None]:

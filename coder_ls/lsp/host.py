@@ -16,6 +16,7 @@ from pygls.uris import from_fs_path
 
 from coder_ls.engine.edgewrite import refusal, write_inside
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
+from coder_ls.lsp.attention import Attention
 from coder_ls.lsp.edits import needs_disk_create, workspace_edit
 from coder_ls.lsp.plain import plain
 from coder_ls.lsp.progress import ProgressManager
@@ -46,11 +47,11 @@ LOADED_COPY_GRACE_SECONDS = 1.0
 WITHDRAW_GRACE_SECONDS = 2.0  # how long a withdrawn applyEdit's last answer is waited for
 
 
-def _asks_user(caps: types.ClientCapabilities, init_options: Any) -> bool:
-    """`initializationOptions.capabilities.askUser`, or the experimental `coderAskUser`."""
+def _declares(caps: types.ClientCapabilities, init_options: Any, own_key: str, experimental_key: str) -> bool:
+    """`initializationOptions.capabilities.<own_key>`, or the experimental `<experimental_key>`."""
     experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
     own = init_options.get("capabilities") if isinstance(init_options, dict) else None
-    return bool(experimental.get("coderAskUser")) or (isinstance(own, dict) and own.get("askUser") is True)
+    return bool(experimental.get(experimental_key)) or (isinstance(own, dict) and own.get(own_key) is True)
 
 
 def resolve_caps(caps: types.ClientCapabilities, init_options: Any = None) -> ClientCaps:
@@ -67,7 +68,8 @@ def resolve_caps(caps: types.ClientCapabilities, init_options: Any = None) -> Cl
         ),
         show_message_request=True,  # window/showMessageRequest is in every LSP version
         change_annotations=bool(edit and edit.change_annotation_support is not None),
-        ask_user=_asks_user(caps, init_options),
+        ask_user=_declares(caps, init_options, "askUser", "coderAskUser"),
+        notify=_declares(caps, init_options, "notify", "coderNotify"),
         show_document=bool(window and window.show_document and window.show_document.support),
     )
 
@@ -91,6 +93,7 @@ class LspHost:
         self._caps = caps
         self.progress = progress
         self._review_uris: set[str] = set()  # where the last /review published findings
+        self.attention = Attention(server, notify=caps.notify, show_document=caps.show_document)
 
     @property
     def caps(self) -> ClientCaps:
@@ -104,6 +107,7 @@ class LspHost:
         protocol = self.server.protocol
         assert isinstance(protocol, CoderProtocol)
         protocol.notify_json("coder/event", payload)
+        self.attention.on_event(event)
 
     def show_message(self, kind: MessageKind, message: str) -> None:
         self.server.window_show_message(types.ShowMessageParams(type=_KINDS[kind], message=carried(message)))
@@ -112,6 +116,7 @@ class LspHost:
         # Text UTF-8 cannot carry (a name that is not UTF-8) goes as the one rule shows it; the
         # answer is the title sent, mapped back to the choice given.
         titles = {carried(c): c for c in choices}
+        self.attention.waiting("approval", message)
         params = types.ShowMessageRequestParams(
             type=_KINDS[kind], message=carried(message), actions=[types.MessageActionItem(title=t) for t in titles]
         )
@@ -133,6 +138,7 @@ class LspHost:
         if not self._caps.ask_user:
             return None
         params = msgspec.to_builtins(AskUserParams(submission_id=submission_id, questions=questions))
+        self.attention.waiting("question", questions[0].question if questions else "", submission_id)
         try:
             raw = await asyncio.shield(self.server.protocol.send_request_async("coder/askUser", params))
         except asyncio.CancelledError:
@@ -193,6 +199,8 @@ class LspHost:
         params = types.ApplyWorkspaceEditParams(edit=edit, label=request.label)
         if (refused := await asyncio.to_thread(refusal, root, [ch.path for ch in to_client])) is not None:
             return refused  # the last moment before the editor gets it
+        if review:
+            self.attention.waiting("review", request.label)
         result = await self._apply_edit_request(params, request.timeout_seconds)
         if result is None:
             return EditOutcome(applied=False, reason="not answered in time", timed_out=True)

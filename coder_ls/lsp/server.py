@@ -21,7 +21,7 @@ from pygls.uris import to_fs_path
 from coder_ls import __version__, protocolversion
 from coder_ls.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
 from coder_ls.lsp import codeactions
-from coder_ls.lsp.commands import BadArguments, BadInput, command_ids, decode
+from coder_ls.lsp.commands import FOCUS_ID, BadArguments, BadInput, command_ids, decode, focus_args
 from coder_ls.lsp.host import LspHost, resolve_caps
 from coder_ls.lsp.logs import ClientLogHandler, add_secret_names
 from coder_ls.lsp.progress import ProgressManager
@@ -80,11 +80,12 @@ class CoderServer(LanguageServer):
         self._warmup: asyncio.Task[None] | None = None
         self._init_params: types.InitializeParams | None = None
         self._pending_settings: types.DidChangeConfigurationParams | None = None
+        self.host: LspHost | None = None
         proto = self.protocol
         assert isinstance(proto, CoderProtocol)
         proto.on_cancel_request = self._on_cancel_request
         proto.on_execute_command = self._on_execute_command
-        for cid in command_ids([*BUILTIN_NAMES, *BUILTIN_ALIASES]):
+        for cid in [*command_ids([*BUILTIN_NAMES, *BUILTIN_ALIASES]), FOCUS_ID]:
             self.protocol.fm.commands[cid] = _never_called
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -160,6 +161,8 @@ class CoderServer(LanguageServer):
         self.progress_manager.can_create = caps.work_done_progress
         host = LspHost(self, caps, self.progress_manager)
         engine = build_engine(root, host, os.environ)
+        host.attention.follow = lambda: engine.config.agent.follow
+        self.host = host
         engine.config_store.init_options = _coder_section(params.initialization_options)
         self.engine = engine
         self._config_message(engine.reload_config())
@@ -222,6 +225,14 @@ class CoderServer(LanguageServer):
     # -- commands ---------------------------------------------------------------------------
     async def _on_execute_command(self, params: types.ExecuteCommandParams, msg_id: Any) -> Any:
         engine = self.ensure_engine()
+        if params.command == FOCUS_ID:  # not a submission: answered at once (lsp/attention.py)
+            try:
+                focus = focus_args(params.arguments)
+            except BadArguments as exc:
+                raise JsonRpcInvalidParams(str(exc)) from None
+            assert self.host is not None
+            self.host.attention.set_focus(focus.focused)
+            return {"focused": focus.focused}
         submission_id = uuid.uuid4().hex
         try:
             op, session_id = decode(params.command, params.arguments, engine.registry.builtin_ids())

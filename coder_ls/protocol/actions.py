@@ -13,7 +13,7 @@ import msgspec
 from coder_ls.protocol.args import SelectionContext
 from coder_ls.protocol.config import HookEventName, HookGroup
 from coder_ls.protocol.messages import ImageBlock
-from coder_ls.protocol.results import Data
+from coder_ls.protocol.results import Data, PermissionEntry
 from coder_ls.protocol.tasks import TaskRequest
 
 
@@ -177,6 +177,13 @@ class ChangeEffort(msgspec.Struct, frozen=True):
     level: str | None
 
 
+class RevokePermission(msgspec.Struct, frozen=True):
+    """`/permissions revoke N`: take back one user or workspace rule, or one session grant
+    (never a managed rule nor the editor's: the command refuses those)."""
+
+    entry: PermissionEntry
+
+
 Action = (
     RunAgent
     | RunPromptCommand
@@ -196,6 +203,7 @@ Action = (
     | Rewind
     | ChangeEffort
     | WriteConfig
+    | RevokePermission
 )
 
 

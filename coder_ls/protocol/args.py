@@ -81,6 +81,15 @@ class InterruptArgs(Wire):
     agent_id: str | None = None
 
 
+class FocusArgs(Wire):
+    """`coder.focus`: whether the editor's window has the focus now (contract section 22).
+    While it has not, a turn that ends or waits for the user is announced
+    (`window/showMessage`, or `coder/notify` to a client that declares it)."""
+
+    focused: bool
+    session_id: str | None = None
+
+
 class ListCommandsArgs(Wire):
     """`coder.listCommands`: sessionId is accepted and ignored; `includeHidden` lists the
     hidden commands too."""

@@ -8,7 +8,7 @@ answer per question in order; null (or an error) is "the user did not answer".
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -43,3 +43,17 @@ class AskAnswer(Loose, omit_defaults=True):
 
 class AskUserResult(Loose):
     answers: list[AskAnswer] | None = None
+
+
+class NotifyParams(Wire, omit_defaults=True):
+    """`coder/notify` (a notification, contract section 22), to a client that declares
+    `experimental.coderNotify` (or `initializationOptions.capabilities.notify`) while its
+    window is not focused: a turn ended (`turnFinished`, with its `status`) or waits for
+    the user (`approval`, `question`, `review`). Other clients get `window/showMessage`
+    with the same `message`."""
+
+    kind: Literal["turnFinished", "approval", "question", "review"]
+    message: str
+    session_id: str | None = None
+    submission_id: str | None = None
+    status: str | None = None

@@ -219,6 +219,13 @@ class CommandsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True)
     disabled: list[str] = msgspec.field(default_factory=list)
 
 
+class AgentConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """`agent.follow`: open each file the agent edits in the editor (`window/showDocument`,
+    `takeFocus: false`), so the user follows along (contract section 22)."""
+
+    follow: bool = False
+
+
 class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     model: str = "sonnet"  # an alias: the newest Sonnet the account can use (coder_ls.llm.catalog)
     provider: str = "anthropic"
@@ -261,3 +268,4 @@ class Config(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     pricing: dict[str, ModelPrice] = msgspec.field(default_factory=default_pricing)
     compact: CompactConfig = msgspec.field(default_factory=CompactConfig)
     commands: CommandsConfig = msgspec.field(default_factory=CommandsConfig)
+    agent: AgentConfig = msgspec.field(default_factory=AgentConfig)

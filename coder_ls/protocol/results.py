@@ -118,10 +118,30 @@ class RuleInfo(Wire):
     path: str | None = None
 
 
+PermissionSource = Literal["user", "workspace", "session", "managed", "editor"]
+
+
+class PermissionEntry(Wire, omit_defaults=True):
+    """One rule or session grant in force (`/permissions`, contract section 22): `index` is
+    what `/permissions revoke N` takes; `source` where it comes from: the user's file, the
+    workspace's `.coder/config.json`, an "Allow for session" of this session, the
+    administrator's managed file (never revoked), or the editor's settings
+    (`initializationOptions`, `didChangeConfiguration`: changed there)."""
+
+    index: int
+    source: PermissionSource
+    tool: str
+    action: Literal["allow", "ask", "deny"]
+    command: str | None = None
+    path: str | None = None
+    domain: str | None = None
+
+
 class PermissionsData(Tagged, tag="permissions"):
     preset: str
     presets: list[str]
     rules: list[RuleInfo]
+    entries: list[PermissionEntry] = msgspec.field(default_factory=list)
 
 
 class FileChange(msgspec.Struct, rename="camel", kw_only=True):

@@ -36,6 +36,8 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         # server → client requests
         "requests/coder.askUser.params.json": msgspec.json.schema(ask.AskUserParams),
         "requests/coder.askUser.result.json": msgspec.json.schema(ask.AskUserResult),
+        # server → client notifications
+        "requests/coder.notify.params.json": msgspec.json.schema(ask.NotifyParams),
     }
     commands = {
         "coder.input": args.InputArgs,
@@ -45,6 +47,7 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         "coder.listCommands": args.ListCommandsArgs,
         "coder.codeAction": args.CodeActionArgs,
         "coder.completeInput": args.CompleteInputArgs,
+        "coder.focus": args.FocusArgs,
     }
     for name, kind in commands.items():
         schema = msgspec.json.schema(kind)

@@ -13,9 +13,11 @@ import {
 import { type DiffSink, handleApplyEdit } from './applyEdit';
 import { ASK_USER_METHOD, type AskParams, askUser } from './askUser';
 import type { EditReviews } from './review';
+import { VIEW_ID as CHAT_VIEW_ID } from './chatView';
 import { isSetupError, openInstallDocs, serverCommand, ServerNotFound } from './bundledServer';
 import { didChangeParams, SERVER_PATH_KEY } from './config';
 import type { Transport } from './controller';
+import { FOCUS_COMMAND, followFocus, NOTIFY_METHOD, type NotifyParams, showNotify } from './focus';
 import { EVENT_METHOD } from './protocol';
 import { coderConfig, serverConfig, serverLaunch } from './settings';
 import { markUntyped } from './origin';
@@ -52,8 +54,9 @@ export function createClient(
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
     outputChannel: output,
     // `capabilities.askUser`: we answer coder/askUser ourselves (src/askUser.ts);
+    // `capabilities.notify`: we show coder/notify ourselves (src/focus.ts);
     // `protocolVersion`: the contract we speak (src/version.ts)
-    initializationOptions: { ...serverConfig(), capabilities: { askUser: true }, protocolVersion: PROTOCOL_VERSION },
+    initializationOptions: { ...serverConfig(), capabilities: { askUser: true, notify: true }, protocolVersion: PROTOCOL_VERSION },
     middleware: {
       executeCommand: async (command, args, next) => {
         // VS Code runs these itself (code actions, the palette, `command:` URIs): what
@@ -101,6 +104,7 @@ export class ClientHost implements Transport, vscode.Disposable {
   private starting: Promise<LanguageClient> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private tokens = 0;
+  private focus: vscode.Disposable | undefined;
   /** The extension's own review of edits sent as questions (src/review.ts). */
   reviews: EditReviews | undefined;
   /** Where the diff of each edit the extension applies goes (the transcript). */
@@ -137,8 +141,18 @@ export class ClientHost implements Transport, vscode.Disposable {
         handleApplyEdit(client, (message) => this.output.appendLine(message), this.reviews, (uri, diff) => this.onEditDiff?.(uri, diff));
         client.onRequest(ASK_USER_METHOD, (params: AskParams, token) => askUser(params, vscode.window, token));
         plainServerMessages(client); // no link in a server message is live (src/plainText.ts)
+        client.onNotification(NOTIFY_METHOD, (params: NotifyParams) =>
+          showNotify(params, vscode.window, () => vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`)),
+        );
         this.client = client;
         await client.start();
+        // the window's focus, now and on each change: unfocused, the server notifies (src/focus.ts)
+        this.focus?.dispose();
+        this.focus = followFocus(
+          vscode.window,
+          (focused) => client.sendRequest(ExecuteCommandRequest.type, { command: FOCUS_COMMAND, arguments: [{ focused }] }),
+          (message) => this.output.appendLine(message),
+        );
         checkServerVersion(client, command, this.output);
       } catch (err) {
         this.starting = undefined;
@@ -194,6 +208,7 @@ export class ClientHost implements Transport, vscode.Disposable {
 
   async dispose(): Promise<void> {
     for (const d of this.disposables) d.dispose();
+    this.focus?.dispose();
     await this.client?.stop().catch(() => undefined);
   }
 }

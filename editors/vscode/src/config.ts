@@ -29,6 +29,7 @@ export const SERVER_KEYS = [
   'workflow.autoVerifyAfterEdit',
   'workflow.verifyCommands',
   'workflow.maxVerifyAttempts',
+  'agent.follow',
 ] as const;
 
 export const PRESETS = ['strict', 'balanced', 'auto-edit', 'yolo'] as const;

@@ -10,6 +10,7 @@ local task = require('coder.task')
 local progress = require('coder.progress')
 local approval = require('coder.approval')
 local ask = require('coder.ask')
+local focus = require('coder.focus')
 local version = require('coder.version')
 
 local M = {}
@@ -364,6 +365,7 @@ local function make_handlers()
       return vim.lsp.handlers['window/showMessage'](err, params, ctx, config)
     end,
     ['coder/askUser'] = ask.handler, -- the model's ask_user questions (vim.ui.select)
+    ['coder/notify'] = focus.handler, -- a turn ended or waits while Neovim was not focused (focus.lua)
     ['workspace/applyEdit'] = function(err, params, ctx, config)
       -- A file the server did not see open (no buffer attached to this client)
       -- is written by the server itself after this answer (its editApplied says
@@ -413,8 +415,9 @@ local function make_capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.window = caps.window or {}
   caps.window.workDoneProgress = true
-  -- we answer coder/askUser (ask.lua): the server sends the questions all at once
-  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { coderAskUser = true })
+  -- we answer coder/askUser (ask.lua): the server sends the questions all at once;
+  -- we show coder/notify (focus.lua) instead of a window/showMessage
+  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { coderAskUser = true, coderNotify = true })
   if M.config.capabilities then
     caps = vim.tbl_deep_extend('force', caps, M.config.capabilities)
   end
@@ -1246,6 +1249,16 @@ function M.setup(opts)
     group = group,
     callback = function(args)
       buf_client[args.buf] = nil
+    end,
+  })
+  -- unfocused, the server notifies when a turn ends or waits for you (focus.lua)
+  vim.api.nvim_create_autocmd({ 'FocusGained', 'FocusLost' }, {
+    group = group,
+    callback = function(args)
+      local mine = vim.tbl_filter(function(c)
+        return c.name == M.config.name
+      end, util.get_clients())
+      focus.send(mine, args.event == 'FocusGained')
     end,
   })
   if util.has('nvim-0.10') then
