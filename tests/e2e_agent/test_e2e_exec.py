@@ -259,3 +259,31 @@ async def test_undo_in_an_editor_session_reverts_what_exec_did(ws, fake):
         assert undone["status"] == "completed", undone
         assert undone["data"]["restored"] == ["app.py"], undone
     assert "a - b" in (ws / "app.py").read_text() and "a + b" not in (ws / "app.py").read_text()
+
+
+@pytest.mark.asyncio(loop_scope="package")
+async def test_exec_continues_an_editor_session_and_its_undo_goes_in_order(ws, fake):
+    """The editor's session, continued by exec, resumed in the editor: `/undo` takes exec's
+    edit first (the session's last change), then the editor's own, while another window's
+    later change is left alone."""
+    async with lsp_session(ws, env=api_env(fake)) as s:
+        done = await s.execute("coder.input", {"text": "!echo editor > notes.txt"})
+        assert done["status"] == "completed", done
+        sid = done["sessionId"]
+    fake.push(
+        calls(tool_call("edit", {"path": "app.py", "oldString": "a - b", "newString": "a + b"}, "e1")), reply("Fixed.")
+    )
+    run = run_exec(ws, fake, "--json", "--permissions", "auto-edit", "--session", sid, "fix add")
+    assert run.returncode == 0, run.stderr
+    assert {e["sessionId"] for e in events_of(run.stdout)} == {sid}
+    async with lsp_session(ws, env=api_env(fake)) as other, lsp_session(ws, env=api_env(fake)) as s:
+        later = await other.execute("coder.input", {"text": "!echo other > other.txt"})  # a window still open
+        assert later["status"] == "completed", later
+        resumed = await s.execute("coder.resume", {"args": sid})
+        assert resumed["status"] == "completed", resumed
+        first = await s.execute("coder.undo", {})
+        assert first["data"]["restored"] == ["app.py"], first
+        assert "a - b" in (ws / "app.py").read_text() and (ws / "notes.txt").read_text() == "editor\n"
+        second = await s.execute("coder.undo", {})
+        assert second["data"]["removed"] == ["notes.txt"], second
+        assert (ws / "other.txt").read_text() == "other\n"
