@@ -23,7 +23,7 @@ from coder_ls.protocol.config import PRESETS
 
 USAGE = 'coder-ls exec [--json] [--permissions P] [--allow RULE]... [--deny RULE]... [--session ID] "prompt"'
 EPILOG = (
-    "Exit codes: 0 completed, 1 failed (no API key, the model or a tool failed the turn), "
+    "Exit codes: 0 completed, 1 failed (no API key, the model or a tool failed the turn, a !shell line failed), "
     "2 bad input (an unknown flag, an empty prompt, a bad rule, an unknown session), "
     "130 interrupted (Ctrl-C ends the turn cleanly). A call the preset and the rules would "
     "ask about is denied (said on stderr): nothing waits for an answer. "

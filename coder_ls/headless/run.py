@@ -45,6 +45,8 @@ def exit_code(result: CommandResult, interrupted: bool) -> int:
     if result.status == "failed" or result.error is not None:
         code = result.error.code if result.error is not None else ""
         return EXIT_BAD_INPUT if code in BAD_INPUT_CODES else EXIT_FAILED
+    if result.mode == "raw" and result.exit_code not in (None, 0):
+        return EXIT_FAILED  # `coder-ls exec '!make test'` fails when `make test` does, as in CI
     return EXIT_OK
 
 

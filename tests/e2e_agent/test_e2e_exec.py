@@ -142,6 +142,14 @@ def test_a_missing_api_key_is_exit_1_and_names_the_variable(ws):
     assert "ANTHROPIC_API_KEY" in run.stderr
 
 
+def test_a_shell_line_prints_its_output_and_fails_when_it_fails(ws):
+    """`!cmd` needs no model (nor a key): its output on stdout, exit 1 when it exits non-zero."""
+    ok = run_exec(ws, None, "!echo hi there", drop=("ANTHROPIC_API_KEY",))
+    assert (ok.returncode, ok.stdout) == (0, "hi there\n"), ok.stderr
+    failed = run_exec(ws, None, "!echo broken; exit 3", drop=("ANTHROPIC_API_KEY",))
+    assert (failed.returncode, failed.stdout) == (1, "broken\n"), failed.stderr
+
+
 def test_a_question_is_denied_on_stderr_and_never_waits(ws, fake):
     """balanced asks before a command that writes: nobody can answer, so it is denied at
     once, even with a stdin that stays open and never says anything."""
