@@ -14,7 +14,9 @@ editor that cannot apply edits), and recorded for `/undo` as any editor's are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -41,6 +43,31 @@ class Sink(Protocol):
     def event(self, event: Event) -> None: ...
 
 
+class Stdout:
+    """stdout, written and flushed at once; when its reader goes away (`| head -1`), the
+    rest is dropped (fd 1 becomes /dev/null: no error at exit either) and `on_closed` runs
+    once: the run ends its turn as on Ctrl-C, instead of failing inside the engine."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.closed = False
+        self.on_closed: Callable[[], None] = lambda: None
+
+    def write(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.closed = True
+            with contextlib.suppress(OSError, ValueError):
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, self.stream.fileno())
+                os.close(null)
+            self.on_closed()
+
+
 def payload(event: Event) -> dict[str, Any]:
     """What `coder/event` carries for `event` (the LSP edge's `LspHost.emit`)."""
     data: dict[str, Any] = msgspec.to_builtins(event)
@@ -53,13 +80,12 @@ def payload(event: Event) -> dict[str, Any]:
 class JsonLines:
     """`--json`: one event per line, flushed at once (a pipe's reader sees each as it comes)."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: Stdout) -> None:
         self.out = out
         self._encoder = msgspec.json.Encoder()
 
     def event(self, event: Event) -> None:
         self.out.write(self._encoder.encode(payload(event)).decode("utf-8") + "\n")
-        self.out.flush()
 
 
 def summarize(tool: str, input: dict[str, Any]) -> str:
@@ -75,7 +101,7 @@ class PlainText:
     """Without `--json`: the answer's text (each model step's, as it ends), a line per tool
     call of the main agent, a failed call's first line, and a `!shell` line's own output."""
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    def __init__(self, out: Stdout, err: TextIO) -> None:
         self.out, self.err = out, err
         self._calls: set[str] = set()  # the main agent's tool calls still running
         self._said: set[str] = set()  # error messages already on stderr
@@ -114,7 +140,6 @@ class PlainText:
 
     def _write(self, text: str) -> None:
         self.out.write(text)
-        self.out.flush()
 
 
 class HeadlessHost:

@@ -9,7 +9,8 @@ session on this folder reverts it (`history/undojournal.py`: a session with no r
 its own takes the last one of a server that has stopped), and `/undo` in the session it
 ran in (`--session`) takes it first.
 
-Exit codes: 0 completed, 1 failed, 2 bad input, 130 interrupted. The first SIGINT
+Exit codes: 0 completed, 1 failed, 2 bad input, 130 interrupted (also when stdout's
+reader went away, `| head -1`: the turn is ended the same way). The first SIGINT
 interrupts the submission (the engine ends the turn, records what it changed and says
 `turnFinished` `cancelled`); a second one ends the process at once, as SIGTERM does
 (every child killed by `lifetime`).
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from coder_ls.headless.args import BadUsage, ExecArgs, HelpShown, parse
-from coder_ls.headless.output import HeadlessHost, JsonLines, PlainText, Sink
+from coder_ls.headless.output import HeadlessHost, JsonLines, PlainText, Sink, Stdout
 
 if TYPE_CHECKING:
     from coder_ls.engine.executor import Engine
@@ -92,8 +93,9 @@ async def _run(root: Path, args: ExecArgs, out: TextIO, err: TextIO) -> int:
     from coder_ls.protocol.ops import Submission, UserInput
     from coder_ls.wiring import build_engine
 
-    plain = None if args.json else PlainText(out, err)
-    sink: Sink = plain if plain is not None else JsonLines(out)
+    stdout = Stdout(out)
+    plain = None if args.json else PlainText(stdout, err)
+    sink: Sink = plain if plain is not None else JsonLines(stdout)
     host = HeadlessHost(sink, err)
     engine = build_engine(root, host, dict(os.environ))
     if args.permissions is not None:
@@ -107,6 +109,13 @@ async def _run(root: Path, args: ExecArgs, out: TextIO, err: TextIO) -> int:
         op=UserInput(text=args.prompt, grants=args.grants),
     )
     interrupted = _on_interrupt(engine, submission.id)
+    loop = asyncio.get_running_loop()
+
+    def reader_left() -> None:  # as on Ctrl-C: the turn ends, what it changed is recorded
+        interrupted.set()
+        loop.call_soon(engine.interrupt_submission, submission.id)
+
+    stdout.on_closed = reader_left
     try:
         result = await engine.submit(submission)
     finally:

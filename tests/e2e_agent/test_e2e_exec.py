@@ -115,6 +115,20 @@ def test_a_ci_pipeline_reads_the_json_with_jq(ws, fake):
     assert run.stdout == "All good.\n"
 
 
+def test_a_reader_that_leaves_ends_the_run_at_once(ws):
+    """`| head -1`: the turn ends as on Ctrl-C (130 under pipefail), no traceback, no wait."""
+    exe = " ".join(f"'{w}'" for w in EXEC)
+    for flag in ("--json", ""):
+        line = f"set -o pipefail; {exe} {flag} '!seq 1 300000' | head -1"
+        started = time.monotonic()
+        run = subprocess.run(
+            ["bash", "-c", line], cwd=ws, env=exec_env(ws, None), capture_output=True, text=True, timeout=90
+        )
+        assert run.returncode == 130, run.stderr
+        assert len(run.stdout.splitlines()) == 1 and "Traceback" not in run.stderr, run.stderr
+        assert time.monotonic() - started < 30  # not the shell's timeout
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [
