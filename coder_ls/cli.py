@@ -1,4 +1,4 @@
-"""Command line: `coder-ls [--stdio | --tcp --host H --port N | --acp]`, `coder-ls demo`."""
+"""Command line: `coder-ls [--stdio | --tcp --host H --port N | --acp]`, `coder-ls demo`, `coder-ls exec`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ def parser() -> argparse.ArgumentParser:
         description="coder_ls: a coding agent behind the Language Server Protocol.",
         epilog="Subcommands: `coder-ls demo [--workspace DIR]` drives a real LSP session against "
         "this server and prints what happens (no API key needed); `coder-ls doctor [--json]` says "
-        "what an editor's health check needs (versions, provider and key, sandbox backend).",
+        "what an editor's health check needs (versions, provider and key, sandbox backend); "
+        '`coder-ls exec [--json] [--permissions P] [--allow RULE] [--deny RULE] [--session ID] "prompt"` '
+        "runs one prompt in the current folder without an editor (`coder-ls exec --help`).",
     )
     p.add_argument("--version", action="version", version=f"coder-ls {__version__} (protocol {PROTOCOL_VERSION})")
     mode = p.add_mutually_exclusive_group()
@@ -72,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         from coder_ls.demo import main as demo_main
 
         return demo_main(args_list[1:])
+    if args_list[:1] == ["exec"]:
+        from coder_ls.headless.run import main as exec_main
+
+        return exec_main(args_list[1:])
     if args_list[:1] == ["doctor"]:
         from coder_ls.doctor import main as doctor_main
 

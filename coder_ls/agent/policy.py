@@ -180,7 +180,7 @@ def _turn_denial(commands: Sequence[Command], turn: Collection[ToolGrant]) -> De
             continue
         for c in commands:
             if g.action == "deny" and _deny_covers(prefix, c):
-                return Decision("deny", f"this command may not run `{g.command}`")
+                return Decision("deny", f"this command may not run `{g.command or 'any command'}`")
             if g.action == "allow" and g.forbidden and _prefix_covers(prefix, c.written):
                 if bad := next((w for w in c.written if w is not None and _forbidden(w, g.forbidden)), None):
                     return Decision("deny", f"this command may not run `{g.command}` with `{bad}`")
@@ -493,6 +493,13 @@ def decide(
 
     if rule := matching("deny", family, paths):
         return Decision("deny", f"rule for {rule.tool} {rule.path or ''}".rstrip())
+    for g in turn_grants:  # a turn's deny grant (`coder-ls exec --deny 'Edit(src/**)'`): like a deny rule
+        if (
+            g.action == "deny"
+            and g.tool in family
+            and (g.path is None or any(p is not None and glob_match(g.path, p) for p in paths))
+        ):
+            return Decision("deny", f"this turn may not use {g.tool} {g.path or ''}".rstrip())
     if why := protected_reason(tool, input, root):
         return Decision("ask", f"a protected path: {why}")
     granted = grants is not None and real is not None and grants.covers_path(tool, real)

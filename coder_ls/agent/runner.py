@@ -199,7 +199,7 @@ class Agent:
             from coder_ls.agent.subagents import Subagents
 
             if action.fork is not None:
-                await Subagents(self, ctx, depth=0).fork(action)
+                await Subagents(self, ctx, depth=0, denied=action.grants).fork(action)
                 return
             if action.task is not None:
                 from coder_ls.agent.longtask import run_task
@@ -219,7 +219,7 @@ class Agent:
             def system(config: Config) -> str:
                 return self.system(config, ctx.skills())
 
-            runner = Subagents(self, ctx, depth=0) if may_start else None
+            runner = Subagents(self, ctx, depth=0, denied=action.grants) if may_start else None
             hooks = specs_of(action.hooks, action.hooks_source, "skill")  # the skill's own, this turn only
             kept = self._request_messages.get(ctx.session)
             if kept is None or kept.root != ctx.root:

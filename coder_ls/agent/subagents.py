@@ -27,7 +27,7 @@ from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.hooks.settings import specs_of
-from coder_ls.protocol.actions import RunAgent
+from coder_ls.protocol.actions import RunAgent, ToolGrant
 from coder_ls.protocol.agents import AgentDef
 from coder_ls.protocol.events import Event, SubagentFinished, SubagentStarted, SubagentUsage
 from coder_ls.protocol.messages import Message, TextBlock
@@ -134,8 +134,11 @@ class SubOutcome:
 class Subagents:
     """The runner for one turn: what `ToolContext.run_subagents` calls."""
 
-    def __init__(self, agent: Agent, parent: TurnContext, depth: int) -> None:
+    def __init__(self, agent: Agent, parent: TurnContext, depth: int, denied: tuple[ToolGrant, ...] = ()) -> None:
         self.agent, self.parent, self.depth = agent, parent, depth
+        # the starting turn's deny grants (`coder-ls exec --deny`, a command's): every subagent
+        # under it is refused the same calls (its allow grants stay the turn's own)
+        self.denied = tuple(g for g in denied if g.action == "deny")
 
     async def __call__(self, ctx: ToolContext, call_id: str, jobs: Sequence[tuple[str, str]], chain: bool) -> str:
         defs = {d.name: d for d in self.parent.agents()}
@@ -266,7 +269,7 @@ class Subagents:
                 base = self.agent.system(config, skills)
                 return f"{base}\n\n# Your role\n{definition.prompt}" if definition.prompt else base
 
-            runner = Subagents(self.agent, ctx, self.depth + 1) if deeper else None
+            runner = Subagents(self.agent, ctx, self.depth + 1, self.denied) if deeper else None
             actor = f"Coder (subagent {definition.name})"
             turn = Turn(
                 ctx,
@@ -279,7 +282,7 @@ class Subagents:
                 agent_type=definition.name,
                 hooks=specs_of(definition.hooks, f"agent {definition.name}", "agent"),
             )
-            await turn.run(RunAgent(prompt=prompt, plan=False))
+            await turn.run(RunAgent(prompt=prompt, plan=False, grants=self.denied))
             status = "completed" if result.status == "completed" else "failed"
             why = result.error.message if result.error else result.reply
             tokens = turn.usage.input_tokens + turn.usage.output_tokens

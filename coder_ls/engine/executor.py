@@ -454,7 +454,14 @@ class Engine:
                     if images is None:
                         return []
                     refs = References("typed" if origin == "typed" else "prompt")
-                    run = RunAgent(prompt=prompt, context=selection, images=images, references=refs, pastes=pastes)
+                    run = RunAgent(
+                        prompt=prompt,
+                        context=selection,
+                        images=images,
+                        references=refs,
+                        pastes=pastes,
+                        grants=op.grants,
+                    )
                     return [AgentTask(run)]
                 case Slash(name=name, args=args):
                     found = self.registry.resolve(name)

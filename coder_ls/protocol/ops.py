@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.args import Diagnostic, ImageArg, InputOrigin, Range, SelectionContext
 
 
@@ -15,6 +16,9 @@ class UserInput(msgspec.Struct, frozen=True):
     images: tuple[ImageArg, ...] = ()
     pastes: tuple[str, ...] = ()
     origin: InputOrigin = "typed"  # what the user typed, or something else (contract section 18)
+    # A prompt's turn grants, set by an edge from the user's own command line (`coder-ls exec
+    # --allow/--deny`), never from a client's message: the LSP and ACP decoders leave it empty.
+    grants: tuple[ToolGrant, ...] = ()
 
 
 class Interrupt(msgspec.Struct, frozen=True):

@@ -1,6 +1,6 @@
 """The packages stand in layers and import only downward (docs/architecture.md, "Direction").
 
-From the top: the edges (`lsp`, `acp`, `cli`, `wiring`, `demo`, `doctor`), then the agent, which
+From the top: the edges (`lsp`, `acp`, `headless`, `cli`, `wiring`, `demo`, `doctor`), then the agent, which
 implements the engine's `agent_api`; the engine; the command model (`commands`); what the
 engine and the agent stand on (`history`, `guard`, `llm`, `store`, `mcp`, `hooks`); and the
 floor (`protocol` and the small modules `fsutil`, `environ`, `saferead`, `globs`, `userdirs`,
@@ -27,7 +27,7 @@ import coder_ls
 
 PACKAGE = Path(coder_ls.__file__).parent
 
-EDGES = ("lsp", "acp", "cli", "wiring", "demo", "doctor", "__main__")
+EDGES = ("lsp", "acp", "headless", "cli", "wiring", "demo", "doctor", "__main__")
 FLOOR = ("protocol", "fsutil", "environ", "saferead", "globs", "userdirs", "configcheck", "protocolversion")
 MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks")
 
