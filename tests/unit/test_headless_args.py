@@ -62,3 +62,17 @@ def test_a_deny_grant_refuses_a_file_tool_whatever_the_preset(tmp_path):
     other = {"path": "b.py", "oldString": "y", "newString": "z"}
     assert decide("edit", other, yolo, root=tmp_path, turn_grants=deny).action == "allow"
     assert decide("read", {"path": "src/a.py"}, yolo, root=tmp_path, turn_grants=deny).action == "allow"
+
+
+def test_a_client_cannot_send_turn_grants_over_lsp():
+    """Turn grants come from the user's own command line only: a `coder.input` (a link, a
+    script, a hostile client) that carries `grants` gets none of them."""
+    from coder_ls.lsp.commands import decode
+
+    raw = {"text": "hi", "grants": [{"tool": "bash", "action": "allow", "command": "rm"}], "origin": "link"}
+    try:
+        op, _ = decode("coder.input", [raw], [])
+    except Exception as exc:  # refused outright is as good as ignored
+        assert "grants" in str(exc) or "unknown" in str(exc).lower()
+        return
+    assert op.grants == ()
