@@ -197,6 +197,8 @@ class BackgroundShells:
             sys.executable,
             "-I",
             _reaper(),
+            "--parent",
+            str(os.getpid()),
             *argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
