@@ -48,9 +48,7 @@ class BashInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, froz
         ]
         | None
     ) = None
-    background: (
-        Annotated[bool, msgspec.Meta(description="Start it and return a shellId at once (see shell_output)")] | None
-    ) = None
+    background: Annotated[bool, msgspec.Meta(description="Return a shellId at once; see shell_output")] | None = None
 
 
 RUN_OUTSIDE = "Run outside the sandbox"
@@ -287,7 +285,7 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
 
 # --- background shells (contract section 22) ------------------------------------------------
 
-ShellId = Annotated[str, msgspec.Meta(min_length=1, description="From bash background")]
+ShellId = Annotated[str, msgspec.Meta(description="From bash background")]
 Since = Annotated[int, msgspec.Meta(ge=0, description="Byte offset (default: where the last read ended)")]
 
 
@@ -363,7 +361,7 @@ async def _kill(ctx: ToolContext, inp: ShellKillInput) -> ToolOutput:
 def make_shell_output_tool() -> Tool[ShellOutputInput]:
     return Tool(
         "shell_output",
-        "A background shell's new output, and its exit code once it ended.",
+        "New output of a background shell; its exit code once ended.",
         ShellOutputInput,
         _output,
     )
