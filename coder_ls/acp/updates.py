@@ -77,6 +77,8 @@ KINDS: dict[str, ToolKind] = {
     "edit": "edit",
     "multiEdit": "edit",
     "bash": "execute",
+    "shell_output": "read",
+    "shell_kill": "execute",
     "grep": "search",
     "glob": "search",
     "todoWrite": "think",

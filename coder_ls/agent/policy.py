@@ -83,7 +83,10 @@ class Asking(Protocol):
 CommandCheck = Callable[[str, Path], "str | None"]
 
 # no side effects of their own (a subagent's tools go through the policy one by one)
-ALWAYS_ALLOWED = frozenset({"todoRead", "todoWrite", "skill", "reportFindings", "task", "plan", "ask_user"})
+# (shell_output and shell_kill only read or end a background shell the policy let start)
+ALWAYS_ALLOWED = frozenset(
+    {"todoRead", "todoWrite", "skill", "reportFindings", "task", "plan", "ask_user", "shell_output", "shell_kill"}
+)
 READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
 WRITE_TOOLS = frozenset({"write", "edit", "multiEdit"})  # every tool that writes files
 SHELL_TOOLS = frozenset({"bash"})
@@ -569,7 +572,8 @@ def describe_call(tool: str, input: Any, root: Path) -> str:
     command = _command_of(input)
     if tool in SHELL_TOOLS and isinstance(command, str):
         short = command if len(command) <= 200 else command[:200] + "…"
-        return f"run `{short}`"
+        later = " in the background (it keeps running)" if getattr(input, "background", False) else ""
+        return f"run `{short}`{later}"
     path = _path_of(input)
     if isinstance(path, str):
         verb = {"read": "read", "write": "write", "edit": "edit", "multiEdit": "edit"}.get(tool, tool)

@@ -259,7 +259,10 @@ class Subagents:
             skills = ctx.skills()
             deeper = self.depth + 1 < parent.config().agents.max_depth
             registry, _ = self.agent.tools_for(skills, subagents=deeper, agents=ctx.agents())
-            tools = registry.subset(definition.tools)
+            names = definition.tools
+            if names is not None and "bash" in names:  # its background shells: readable, killable
+                names = (*names, *(n for n in ("shell_output", "shell_kill") if n not in names))
+            tools = registry.subset(names)
             specs = [t.spec() for t in tools]
 
             def providers(c: TurnContext) -> Any:

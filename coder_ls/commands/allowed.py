@@ -37,7 +37,7 @@ TOOL_NAMES = {  # Claude Code's tool names (lower-cased) -> ours
 
 # Claude Code's tools that run without asking here anyway (the policy's ALWAYS_ALLOWED):
 # naming them grants nothing and is no problem.
-ALWAYS_RUN = frozenset({"task", "skill", "todowrite", "todoread"})
+ALWAYS_RUN = frozenset({"task", "skill", "todowrite", "todoread", "bashoutput", "killshell", "killbash"})
 
 
 def parse_allowed_tools(entries: tuple[str, ...]) -> tuple[tuple[ToolGrant, ...], list[str]]:

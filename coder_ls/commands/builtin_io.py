@@ -1,5 +1,5 @@
 """The built-in output commands (contract section 19): `/context`, `/cost` and its alias
-`/usage`, `/export`, and `/compact --clear`.
+`/usage`, `/export`, and `/compact --clear`; `/shells` (section 22).
 
 `/usage` is registered as an entry of its own calling `/cost`'s handler until the command
 model's `aliases` field (contract section 18) lands; it then becomes an alias of `/cost`.
@@ -11,7 +11,16 @@ import shlex
 
 from coder_ls.commands.context import CommandContext
 from coder_ls.commands.registry import Command
-from coder_ls.protocol.actions import CommandOutcome, Compact, DiffTurn, ExportSession, Rewind, ShowContext, ShowCost
+from coder_ls.protocol.actions import (
+    CommandOutcome,
+    Compact,
+    DiffTurn,
+    ExportSession,
+    ListShells,
+    Rewind,
+    ShowContext,
+    ShowCost,
+)
 
 
 def _no_args(name: str, args: str) -> CommandOutcome | None:
@@ -26,6 +35,10 @@ async def cmd_context(ctx: CommandContext, args: str) -> CommandOutcome:
 
 async def cmd_cost(ctx: CommandContext, args: str) -> CommandOutcome:
     return _no_args("cost", args) or CommandOutcome(actions=[ShowCost()])
+
+
+async def cmd_shells(ctx: CommandContext, args: str) -> CommandOutcome:
+    return _no_args("shells", args) or CommandOutcome(actions=[ListShells()])
 
 
 def compact_clear(keep_last: int, rest: str) -> CommandOutcome:
@@ -110,6 +123,14 @@ def io_commands() -> tuple[Command, ...]:
             cmd_cost,
             aliases=("usage",),
             immediate=True,
+            any_origin=True,
+        ),
+        Command(
+            "shells",
+            "List the agent's background shells (id, command, state, runtime, exit code)",
+            "",
+            cmd_shells,
+            immediate=True,  # it only reads
             any_origin=True,
         ),
         Command(

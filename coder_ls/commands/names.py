@@ -22,6 +22,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "mcp",
     "context",
     "cost",
+    "shells",
     "export",
     "rewind",
     "plugin",

@@ -23,6 +23,10 @@ server itself writes a protected path); so does an idle shell (`IDLE_SECONDS` wi
 command, no job of its own alive, the session not in a turn), and the next call starts it
 again. Under Landlock the workspace is granted entry by entry when the shell starts, so a
 new top-level entry restarts it (`_landlock_grants`).
+
+The agent's background shells (`bash {background: true}`, `engine/bgshells.py`) are
+processes of their own beside this bash, in the same sandbox, started from its cwd with its
+exports; `close` ends them, a put-away or a restart of the bash does not.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import msgspec
 from coder_ls.protocol.config import SandboxConfig
 
 if TYPE_CHECKING:  # imported when the shell is first used: a session's first request needs none
+    from coder_ls.engine.bgshells import BackgroundShells
     from coder_ls.engine.pinguard import PinGuard
     from coder_ls.engine.shell import PersistentShell, ShellResult
     from coder_ls.guard import netproxy, pins, sandbox
@@ -87,6 +92,7 @@ class AgentShell:
         self._idle: asyncio.TimerHandle | None = None
         self._idle_task: asyncio.Task[None] | None = None
         self._proxy: netproxy.ProxyHandle | None = None  # the shell's way through the network proxy
+        self._background: BackgroundShells | None = None  # made at the first `bash {background: true}`
 
     @property
     def cwd(self) -> Path:
@@ -298,6 +304,38 @@ class AgentShell:
         finally:
             await one.close()
 
+    @property
+    def background(self) -> BackgroundShells:
+        """The session's background shells (`engine/bgshells.py`)."""
+        if self._background is None:
+            from coder_ls.engine.bgshells import BackgroundShells
+
+            self._background = BackgroundShells()
+        return self._background
+
+    async def start_background(self, command: str, *, box: sandbox.Sandbox | None, hide_env: Sequence[str] = ()) -> str:
+        """Start `command` as a background shell in `box`, the sandbox a foreground command
+        would run in now (`sandbox_for`), from the agent's cwd with the agent's exports
+        (secrets unset); its id. Under bubblewrap its workspace is split entry by entry
+        (`sandbox.layout` without a holder), as the git lane's is: it holds no pin the
+        watch would have to guard, and the protected paths stay out of reach."""
+        from coder_ls.engine.shell import BASH
+        from coder_ls.environ import child_env
+        from coder_ls.guard import sandbox
+
+        if self._closed:
+            raise RuntimeError("the shell is closed")
+        forced = sandbox.forced_env(box) if box is not None else {}
+        exports = self.exports() if self._shell is not None else None
+        if exports is None:  # no command ran yet: the environment the first one gets
+            exports = child_env(base=self._env, drop=("PWD", "OLDPWD"), set_={"TERM": "dumb", "PAGER": "cat"})
+        env = child_env(hide_env, base=exports, set_=forced)
+        argv = [BASH, "--noprofile", "--norc", "-c", command]
+        if box is not None:
+            argv = sandbox.wrap(box, argv, proxy=self._proxy_for(box))
+        cwd = self.cwd if self.cwd.is_dir() else self._root
+        return await self.background.start(command, argv, cwd=cwd, env=env, hide_env=hide_env)
+
     async def _stop(self, shell: PersistentShell) -> None:
         await shell.close()
         if self._guard is not None:
@@ -360,6 +398,8 @@ class AgentShell:
         """Kill the shell and its background jobs; remove the sandbox's /tmp and the placeholders."""
         self._closed = True
         self._cancel_idle()
+        if self._background is not None:
+            await self._background.close()
         if self._shell is not None:
             await self._shell.close()
         if self._guard is not None:

@@ -1,4 +1,5 @@
-"""The tasks of the output commands (contract section 19): `/context`, `/cost`, `/export`.
+"""The tasks of the output commands (contract section 19): `/context`, `/cost`, `/export`;
+`/shells` (section 22).
 
 `/context` and `/cost` only read: they never wait in the session's line
 (their commands are `immediate`). None takes a checkpoint (an export is written under
@@ -17,7 +18,7 @@ from coder_ls.fsutil import write_atomic
 from coder_ls.guard.exportpath import Refused, resolve
 from coder_ls.guard.redact import Redactor
 from coder_ls.protocol.actions import ExportSession
-from coder_ls.protocol.results import ExportData
+from coder_ls.protocol.results import ExportData, ShellEntry, ShellsData
 from coder_ls.saferead import UnreadableFile, read_regular_file
 from coder_ls.store import log as slog
 from coder_ls.store.submissions import list_submissions
@@ -46,6 +47,27 @@ class CostTask:
     async def run(self, ctx: TaskContext) -> None:
         usage = ctx.session.extension(SessionUsage, SessionUsage)
         ctx.result.reply, ctx.result.data = cost_report(usage, ctx.engine.config.pricing)
+
+
+@dataclass
+class ShellsTask:
+    """`/shells`: the agent's background shells in this session (`engine/bgshells.py`)."""
+
+    title: str = ""
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        shells = ctx.session.background_shells()
+        entries = [
+            ShellEntry(shell_id=s.shell_id, command=s.command, state=s.state, runtime=s.runtime, exit_code=s.exit_code)
+            for s in shells
+        ]
+        lines = [
+            f"{s.shell_id}  {s.state}{'' if s.exit_code is None else f' ({s.exit_code})'}  {s.runtime:g} s  {s.command}"
+            for s in shells
+        ]
+        ctx.result.reply = "\n".join(lines) if lines else "No background shells in this session."
+        ctx.result.data = ShellsData(shells=entries)
 
 
 @dataclass

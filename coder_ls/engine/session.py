@@ -27,6 +27,7 @@ from coder_ls.store.index import SessionIndex
 
 if TYPE_CHECKING:
     from coder_ls.engine.agentshell import AgentShell
+    from coder_ls.engine.bgshells import ShellInfo
     from coder_ls.engine.redactshell import RedactingShell
 
 log = logging.getLogger(__name__)
@@ -261,6 +262,16 @@ class Session:
         is put away first (`AgentShell.put_away`); the next agent command starts it again."""
         if self._agent_shell is not None:
             await self._agent_shell.put_away()
+
+    def background_shells(self) -> list[ShellInfo]:
+        """The agent's background shells (`/shells`), without starting the agent's shell."""
+        shell = self._agent_shell
+        return shell.background.infos() if shell is not None else []
+
+    async def end_background_shells(self) -> None:
+        """`/new`: the session is left, its background shells end with it."""
+        if self._agent_shell is not None:
+            await self._agent_shell.background.kill_all()
 
     async def close(self) -> None:
         """Cancel what runs, close both shells (their background jobs with them) and the log."""

@@ -22,6 +22,7 @@ from coder_ls.protocol.actions import (
     Compact,
     DiffTurn,
     ExportSession,
+    ListShells,
     ResetSession,
     ResumeSession,
     RevokePermission,
@@ -91,6 +92,10 @@ def task_for(action: Action) -> Task:
             from coder_ls.engine.iotasks import CostTask
 
             return CostTask()
+        case ListShells():
+            from coder_ls.engine.iotasks import ShellsTask
+
+            return ShellsTask()
         case ExportSession():
             from coder_ls.engine.iotasks import ExportTask
 
@@ -435,6 +440,7 @@ class ResetTask:
             b.reply = "Context cleared. Same session, same shell."
             b.data = SessionData(session=manager.session_info(old))
             return
+        await old.end_background_shells()  # they end with the session the user leaves
         new = manager.new()
         new.emit(SessionChanged(reason="new", previous_session_id=old.id), ctx.sub.id)
         b.session_id = new.id

@@ -16,6 +16,8 @@ from typing import Any
 
 NAMES: dict[str, str] = {
     "bash": "Bash",
+    "shell_output": "BashOutput",
+    "shell_kill": "KillShell",
     "read": "Read",
     "write": "Write",
     "edit": "Edit",

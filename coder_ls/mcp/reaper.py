@@ -1,4 +1,5 @@
-"""Run as a script (`python -I reaper.py CMD ARGS...`) in front of every stdio MCP server.
+"""Run as a script (`python -I reaper.py [--parent PID] CMD ARGS...`) in front of every stdio
+MCP server and every background shell (`engine/bgshells.py`).
 
 The SDK starts the server in a new session (its own process group), which keeps a
 Ctrl-C or the editor's signals away from it, but also means nothing kills it when our
@@ -22,10 +23,15 @@ def _kill_group(*_: object) -> None:
 
 
 def main(argv: list[str]) -> int:
+    parent = os.getppid()
+    if argv[:1] == ["--parent"] and len(argv) > 1 and argv[1].isdigit():
+        # the pid of the server that started us: had it died before the signal was asked
+        # for (Python's start-up takes tens of milliseconds), getppid() would already name
+        # the process we were handed to, and the check below would pass
+        parent, argv = int(argv[1]), argv[2:]
     if not argv:
         print("reaper: no command", file=sys.stderr)
         return 2
-    parent = os.getppid()
     if sys.platform.startswith("linux"):
         import ctypes
 

@@ -141,6 +141,10 @@ class ShowCost(msgspec.Struct, frozen=True):
     """`/cost` (`/usage`): the session's tokens and their estimated price."""
 
 
+class ListShells(msgspec.Struct, frozen=True):
+    """`/shells`: the agent's background shells in this session."""
+
+
 class ExportSession(msgspec.Struct, frozen=True):
     """`/export [path] [--format md|jsonl] [--force]`."""
 
@@ -198,6 +202,7 @@ Action = (
     | SideQuestion
     | ShowContext
     | ShowCost
+    | ListShells
     | ExportSession
     | DiffTurn
     | Rewind

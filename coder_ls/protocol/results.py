@@ -331,6 +331,23 @@ class CostData(Tagged, tag="cost"):
     estimate: bool = True
 
 
+class ShellEntry(msgspec.Struct, rename="camel", kw_only=True):
+    """One of the agent's background shells (contract section 22). `state`: running |
+    exited | killed; `runtime` in seconds; `exitCode` once it ended."""
+
+    shell_id: str
+    command: str
+    state: str
+    runtime: float
+    exit_code: int | None = None
+
+
+class ShellsData(Tagged, tag="shells"):
+    """`/shells`: the session's background shells, oldest first."""
+
+    shells: list[ShellEntry]
+
+
 class ExportData(Tagged, tag="export"):
     """`/export`: where the session was written (contract section 19)."""
 
@@ -448,6 +465,7 @@ Data = (
     | Completions
     | ContextData
     | CostData
+    | ShellsData
     | ExportData
     | RewindData
     | PluginList

@@ -8,7 +8,10 @@ from coder_ls.agent.tools.bash import BashInput, make_bash_tool
 from coder_ls.protocol.config import Config, ShellConfig
 from coder_ls.protocol.events import ShellFinished, ShellOutput, TodoItem, TodoUpdated
 
-NAMES = ["read", "write", "edit", "multiEdit", "bash", "grep", "glob", "ls", "todoRead", "todoWrite", "ask_user"]
+NAMES = [
+    *("read", "write", "edit", "multiEdit", "bash", "shell_output", "shell_kill"),
+    *("grep", "glob", "ls", "todoRead", "todoWrite", "ask_user"),
+]
 
 
 def test_registry_and_schemas() -> None:

@@ -13,7 +13,7 @@ from coder_ls.agent.tools.base import (
     ToolRegistry,
     ToolSpec,
 )
-from coder_ls.agent.tools.bash import CommandCheck, make_bash_tool
+from coder_ls.agent.tools.bash import CommandCheck, make_bash_tool, make_shell_kill_tool, make_shell_output_tool
 from coder_ls.agent.tools.files import make_edit_tool, make_multi_edit_tool, make_read_tool, make_write_tool
 from coder_ls.agent.tools.search import FindRg, make_glob_tool, make_grep_tool, make_ls_tool
 from coder_ls.agent.tools.todos import make_todo_read_tool, make_todo_write_tool
@@ -36,7 +36,8 @@ def build_default_tools(
     check_command: CommandCheck | None = None,
     find_rg: FindRg | None = None,
 ) -> ToolRegistry:
-    """read, write, edit, multiEdit, bash, grep, glob, ls, todoRead, todoWrite, ask_user."""
+    """read, write, edit, multiEdit, bash, shell_output, shell_kill, grep, glob, ls, todoRead,
+    todoWrite, ask_user."""
     grep = make_grep_tool(find_rg) if find_rg is not None else make_grep_tool()
     return ToolRegistry(
         [
@@ -45,6 +46,8 @@ def build_default_tools(
             make_edit_tool(),
             make_multi_edit_tool(),
             make_bash_tool(check_command),
+            make_shell_output_tool(),
+            make_shell_kill_tool(),
             grep,
             make_glob_tool(),
             make_ls_tool(),

@@ -5,7 +5,15 @@ configured caps.
 It also tells the policy whether a sandbox will run a call (`sandbox_view`), and after a
 sandboxed run reads what the sandbox stopped (`guard/walls.py`): the user may then let that
 exact command run again outside the sandbox, a question that names what was stopped and is
-never asked for a protected path."""
+never asked for a protected path.
+
+`background: true` starts the command as a background shell instead (contract section 22):
+the policy decided on it exactly as on the same command in the foreground, the
+refused-command check ran; it answers at once with the id. `shell_output {shellId, since?}`
+reads what it printed since, `shell_kill {shellId}` ends it. The processes belong to the
+session's agent shell (`AgentShell.start_background`, `engine/bgshells.py`, which puts them
+in the same sandbox): these tools only speak to it. A background command never runs outside
+the sandbox: nothing is offered when the sandbox stops it."""
 
 from __future__ import annotations
 
@@ -40,6 +48,7 @@ class BashInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, froz
         ]
         | None
     ) = None
+    background: Annotated[bool, msgspec.Meta(description="Return a shellId at once; see shell_output")] | None = None
 
 
 RUN_OUTSIDE = "Run outside the sandbox"
@@ -203,6 +212,8 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
             raise ToolError(f"refused to run `{_short(command)}`: {refusal}")
         if ctx.shell is None:
             raise ToolError("no shell is available in this session")
+        if inp.background:
+            return await start_background(ctx, command, sandbox_options(ctx.shell, ctx.config, ctx.host))
         cap = ctx.config.shell.timeout_seconds
         timeout = min(inp.timeout, cap) if inp.timeout else cap
         ctx.report(f"Running: {_short(command)}")
@@ -270,3 +281,91 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
         BashInput,
         run,
     )
+
+
+# --- background shells (contract section 22) ------------------------------------------------
+
+ShellId = Annotated[str, msgspec.Meta(description="From bash background")]
+Since = Annotated[int, msgspec.Meta(ge=0, description="Byte offset (default: where the last read ended)")]
+
+
+# No docstrings on the inputs: they would be sent as the schemas' descriptions, every request.
+class ShellOutputInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True):
+    shell_id: ShellId
+    since: Since | None = None
+
+
+class ShellKillInput(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True):
+    shell_id: ShellId
+
+
+def _shells(ctx: ToolContext) -> Any:
+    background = getattr(ctx.shell, "background", None)
+    if background is None:
+        raise ToolError("background shells are not available in this session")
+    return background
+
+
+async def start_background(ctx: ToolContext, command: str, options: dict[str, Any]) -> ToolOutput:
+    """The bash tool's `background: true`: the command started, its id returned at once."""
+    from coder_ls.engine.bgshells import TooManyShells
+
+    start = getattr(ctx.shell, "start_background", None)
+    if start is None:
+        raise ToolError("background shells are not available in this session")
+    box = options.get("box")
+    if ctx.sandbox_required and box is None:
+        raise ToolError(
+            f"refused to run `{_short(command)}`: it was allowed without a question only to run in the "
+            "sandbox (sandbox.autoAllow), and no sandbox runs it now"
+        )
+    ctx.report(f"Starting in the background: {_short(command)}")
+    try:
+        shell_id = await start(command, box=box, hide_env=options.get("hide_env", ()))
+    except TooManyShells as exc:
+        raise ToolError(f"not started: {exc}") from None
+    return ToolOutput(f"Started in the background as {shell_id} (read it with shell_output, end it with shell_kill).")
+
+
+def _status(info: Any) -> str:
+    if info.state == "running":
+        return f"running for {info.runtime:g} s"
+    ended = "killed" if info.state == "killed" else "exited"
+    return f"{ended} after {info.runtime:g} s; exit code: {info.exit_code}"
+
+
+async def _output(ctx: ToolContext, inp: ShellOutputInput) -> ToolOutput:
+    from coder_ls.engine.bgshells import UnknownShell
+
+    try:
+        got = await _shells(ctx).read(inp.shell_id, since=inp.since, max_bytes=ctx.config.shell.max_output_bytes)
+    except UnknownShell as exc:
+        raise ToolError(str(exc)) from None
+    parts = [got.output.rstrip("\n") or "(no new output)"]
+    if got.omitted:
+        parts.append(f"[{got.omitted} earlier bytes not shown: over the output cap or no longer kept]")
+    parts.append(f"[{got.info.shell_id} {_status(got.info)}; output up to byte {got.end}]")
+    return ToolOutput("\n".join(parts))
+
+
+async def _kill(ctx: ToolContext, inp: ShellKillInput) -> ToolOutput:
+    from coder_ls.engine.bgshells import UnknownShell
+
+    try:
+        info = await _shells(ctx).kill(inp.shell_id)
+    except UnknownShell as exc:
+        raise ToolError(str(exc)) from None
+    return ToolOutput(f"{info.shell_id} {_status(info)}.")
+
+
+def make_shell_output_tool() -> Tool[ShellOutputInput]:
+    return Tool(
+        "shell_output",
+        "New output of a background shell; its exit code once ended.",
+        ShellOutputInput,
+        _output,
+    )
+
+
+def make_shell_kill_tool() -> Tool[ShellKillInput]:
+    return Tool("shell_kill", "End a background shell (all its processes).", ShellKillInput, _kill)
