@@ -115,6 +115,7 @@ async def test_immediate_is_data_of_the_command(tmp_path):
         assert {n for n, e in entry.items() if e.get("immediate")} == {
             "help", "sessions", "diff", "model", "permissions", "trust", "btw", "agents", "status", "skills",
             "mcp", "context", "cost",  # the MCP and section 19 reads, as their modules set them
+            "shells",  # the background shells' list (section 22)
         }  # fmt: skip
         assert entry["commit"]["progressMessage"] == "Committing"
 

@@ -89,6 +89,16 @@ async def test_http_tools_images_and_rules(ws: Path, fake: Any, http_server: tup
             ),
             reply("done"),
         )
+        # the two reachable servers first: under CI's load connecting one (the mcp client's
+        # imports, the HTTP session) can take longer than the 2 s start timeout set here
+        # for `hang`, and this test is about the tools, images and rules, not that race
+        for _ in range(300):
+            listing = await s.execute("coder.input", {"text": "/mcp"})
+            states = {x["name"]: x["state"] for x in listing["data"]["servers"]}
+            if states["web"] == states["old"] == "ready":
+                break
+            await asyncio.sleep(0.1)
+        assert states["web"] == states["old"] == "ready", states
         started = asyncio.get_running_loop().time()
         result = await asyncio.wait_for(s.execute("coder.input", {"text": "go"}), 60)
         assert result["status"] == "completed", result
