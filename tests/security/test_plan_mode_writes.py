@@ -26,21 +26,14 @@ from coder_ls.protocol.actions import ToolGrant
 from coder_ls.protocol.config import Config, Rule
 from security.corpus import dangerous
 from security.corpus_manual.generate import corpus as manual_corpus
-from security.test_readers import AROUND, BASES, GIT_GLOBAL, GIT_WRITES, OPTIONS, READERS, _put
+from security.test_readers import ATTACKS, READERS
 from security.test_refused_writes import HOST, OVERWRITES, TARGET_OPTIONS
 
 ROOT = Path("/work/ws-plan-corpus")
 
 
 def writing_lines() -> list[str]:
-    lines: list[str] = []
-    for base, words_list in OPTIONS:
-        for words in words_list:
-            lines += _put(base, words)
-    for words in GIT_GLOBAL:
-        lines += [f"git {' '.join(words)} status"]
-    lines += GIT_WRITES
-    lines += [around.format(base) for around in AROUND for base in BASES]
+    lines = list(ATTACKS)  # the read-only classifier's attack corpus: none of it only reads
     lines += OVERWRITES + HOST + TARGET_OPTIONS + dangerous()
     lines += [x.line for x in manual_corpus()]
     lines += ["sed -i 's/a/b/' app.py", "git commit -am wip", "touch new.txt", "python3 -c \"open('x','w')\""]
