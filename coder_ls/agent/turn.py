@@ -161,6 +161,9 @@ class Turn:
         self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
         self.turn_effort: str | None = None  # the starting command's effort (else the session's)
         self.hooks = HookSites(ctx, hooks, agent_type)
+        # the session's own agent ends a plan-mode turn with a plan; a subagent (or /task's
+        # planner) works in plan mode's preset too, but answers its parent
+        self.proposes_plans = agent_type is None and actor == "Coder"
         self.calls = ToolCalls(
             self.ctx,
             tools,
@@ -201,7 +204,7 @@ class Turn:
             self.session.todos[:] = [TodoItem(content=first_line[:120], status="in_progress", id="1")]
             self.turn.emit(TodoUpdated(todos=list(self.session.todos)))
             text = f"{text}\n\n{TODO_REMINDER}"
-        planning = self.config.permissions == PLAN_PRESET
+        planning = self.proposes_plans and self.config.permissions == PLAN_PRESET
         if planning:
             text = f"{text}\n\n{PLAN_NOTE}"
         self.record(Message(role="user", content=await prompt_content(self.turn, action, text)))
