@@ -139,7 +139,9 @@ def test_git_readers_run_only_in_a_sandbox() -> None:
     assert (action.action, action.sandbox) == ("allow", "sandboxed")  # the bash tool refuses without one
 
 
-@pytest.mark.parametrize(("tool", "inp"), [("write", {"path": "a.py", "content": "x"}), ("bash", {"command": "touch a"})])
+@pytest.mark.parametrize(
+    ("tool", "inp"), [("write", {"path": "a.py", "content": "x"}), ("bash", {"command": "touch a"})]
+)
 def test_a_hooks_allow_does_not_open_a_write(tool: str, inp: dict[str, str]) -> None:
     """A PreToolUse hook's `allow` settles only the preset's own questions: plan mode asks none."""
     from coder_ls.agent.hooksite import fold
