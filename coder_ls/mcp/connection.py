@@ -241,7 +241,8 @@ class McpConnection:
         resources: list[ResourceInfo] = []
         if caps is None or caps.tools is not None:
             for t in (await session.list_tools()).tools:
-                hint = getattr(t.annotations, "readOnlyHint", None) if t.annotations is not None else None
+                notes = t.annotations  # `readOnlyHint` on the wire: `read_only_hint` in newer SDKs
+                hint = getattr(notes, "read_only_hint", getattr(notes, "readOnlyHint", None)) if notes else None
                 tools.append(ToolInfo(t.name, t.description or "", dict(t.input_schema), hint is True))
         if caps is not None and caps.prompts is not None:
             for p in (await session.list_prompts()).prompts:
