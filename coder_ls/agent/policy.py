@@ -45,6 +45,7 @@ from coder_ls.agent.grantscope import prefix_covers as _prefix_covers
 from coder_ls.agent.grantscope import program_name as _program
 from coder_ls.agent.grantscope import skip_assignments as _skip_assignments
 from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
+from coder_ls.agent.planpolicy import PLAN_PRESET, plan_decision
 from coder_ls.globs import glob_match
 from coder_ls.guard.protected import protected_name, protected_reason_for
 from coder_ls.guard.protected import reason as protected_why
@@ -470,6 +471,13 @@ def decide(
         if isinstance(raw, str) and skill_file(raw, list(skill_dirs)) is not None:
             return Decision("allow", "a file of an installed skill's folder (read only)")
     grants = session_grants if (session_grants is not None and config.permissions != "strict") else None
+    planned: Decision | None = None
+    if config.permissions == PLAN_PRESET:  # before the rules and grants: nothing opens a write
+        command = _command_of(input)
+        line = parse(command, cwd=str(root)) if tool in SHELL_TOOLS and isinstance(command, str) else None
+        planned = plan_decision(tool, input, line, sandbox)
+        if planned is not None and (planned.action == "deny" or tool not in SHELL_TOOLS):
+            return planned
 
     if tool in SHELL_TOOLS:
         command = _command_of(input)
@@ -478,7 +486,8 @@ def decide(
         refusal = (check_command or _default_check)(command, root)
         if refusal:
             return Decision("deny", refusal)
-        return _shell_decision(command, config, grants, root, turn_grants, sandbox=sandbox, cwd=cwd)
+        shell = _shell_decision(command, config, grants, root, turn_grants, sandbox=sandbox, cwd=cwd)
+        return planned if planned is not None and shell.action == "allow" else shell
 
     rel, refusal = _rel_for(tool, input, root, config)
     if refusal:

@@ -80,12 +80,14 @@ class Agent:
         review: bool = False,
         subagents: bool = False,
         agents: Sequence[AgentDef] = (),
+        planning: bool = False,
     ) -> tuple[ToolRegistry, list[ToolSpec]]:
         """The tools and their specs for a turn: `task` where subagents may start (contract
         section 13), `skill` only when there are skills to load (the specs, first in the
-        cached prefix, change only when that does), `reportFindings` in a `/review` turn."""
+        cached prefix, change only when that does), `reportFindings` in a `/review` turn,
+        `exit_plan_mode` in plan mode (section 22)."""
         listed = tuple((a.name, a.description) for a in agents) if subagents else ()
-        key = (bool(skills), subagents, review, listed)
+        key = (bool(skills), subagents, review, listed, planning)
         found = self._tool_sets.get(key)
         if found is not None:
             return found
@@ -104,6 +106,10 @@ class Agent:
             from coder_ls.agent.tools.findings import make_report_findings_tool
 
             registry.add(make_report_findings_tool())
+        if planning:
+            from coder_ls.agent.tools.exitplan import make_exit_plan_tool
+
+            registry.add(make_exit_plan_tool())
         extra = [t.spec() for t in registry if t.name not in self.tools]
         found = self._tool_sets[key] = (registry, [*self.specs, *extra])
         return found
@@ -209,7 +215,10 @@ class Agent:
             await self.check_model(ctx, *self.provider(ctx, override))
             may_start = ctx.config().agents.max_depth >= 1
             skills = ctx.skills() or ctx.pending_skills()  # a conditional one may activate mid-turn
-            tools, specs = self.tools_for(skills, review=action.review, subagents=may_start, agents=ctx.agents())
+            planning = ctx.config().permissions == "plan"
+            tools, specs = self.tools_for(
+                skills, review=action.review, subagents=may_start, agents=ctx.agents(), planning=planning
+            )
             if ctx.mcp is not None:
                 from coder_ls.agent.tools.mcp import with_mcp_tools, with_mentions
 

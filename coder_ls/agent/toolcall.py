@@ -127,7 +127,7 @@ class ToolCalls:
         ctx = self.ctx
         view: SandboxView | None = None
         cwd: Path | None = None
-        if tool in SHELL_TOOLS and config.permissions in ("balanced", "auto-edit"):  # where it may matter
+        if tool in SHELL_TOOLS and config.permissions in ("balanced", "auto-edit", "plan"):  # where it may matter
             from coder_ls.agent.tools.bash import sandbox_view
 
             view = sandbox_view(ctx.shell, config, ctx.host)

@@ -33,9 +33,11 @@ from coder_ls.agent.toolcall import ToolCalls
 from coder_ls.agent.tools import ToolContext, ToolRegistry, ToolSpec
 from coder_ls.agent.tools.base import SubagentRunner
 from coder_ls.agent.tools.bash import sandbox_options
+from coder_ls.agent.tools.exitplan import PLAN_NOTE
 from coder_ls.agent.verify import is_user_verify, should_verify, verify_command, verify_message
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.codeaction import path_of
+from coder_ls.engine.planmode import propose
 from coder_ls.llm.base import (
     ProviderError,
     ProviderRequest,
@@ -50,6 +52,7 @@ from coder_ls.llm.base import (
 )
 from coder_ls.llm.request_plan import effort_of
 from coder_ls.protocol.actions import RunAgent, ToolGrant
+from coder_ls.protocol.config import PLAN as PLAN_PRESET
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import (
     AssistantDelta,
@@ -158,6 +161,9 @@ class Turn:
         self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
         self.turn_effort: str | None = None  # the starting command's effort (else the session's)
         self.hooks = HookSites(ctx, hooks, agent_type)
+        # the session's own agent ends a plan-mode turn with a plan; a subagent (or /task's
+        # planner) works in plan mode's preset too, but answers its parent
+        self.proposes_plans = agent_type is None and actor == "Coder"
         self.calls = ToolCalls(
             self.ctx,
             tools,
@@ -198,6 +204,9 @@ class Turn:
             self.session.todos[:] = [TodoItem(content=first_line[:120], status="in_progress", id="1")]
             self.turn.emit(TodoUpdated(todos=list(self.session.todos)))
             text = f"{text}\n\n{TODO_REMINDER}"
+        planning = self.proposes_plans and self.config.permissions == PLAN_PRESET
+        if planning:
+            text = f"{text}\n\n{PLAN_NOTE}"
         self.record(Message(role="user", content=await prompt_content(self.turn, action, text)))
         final_text = ""
         while True:
@@ -216,8 +225,8 @@ class Turn:
                 final_text = text_out
             if calls:
                 await self.run_calls(calls)
-                if self.hooks.stopped is not None:
-                    break
+                if self.hooks.stopped is not None or self.ctx.proposed_plan is not None:
+                    break  # a hook stopped the turn, or the plan was handed over
                 continue
             if await self.maybe_verify():
                 continue
@@ -229,6 +238,16 @@ class Turn:
             self.turn.host.publish_findings([])  # nothing found: the last review's findings go
         self.b.reply = final_text
         self.b.data = self.usage
+        if planning:
+            self.hand_over_plan(final_text)
+
+    def hand_over_plan(self, final_text: str) -> None:
+        """Plan mode's end: the plan `exit_plan_mode` handed over, else the final text, as
+        `planProposed` (contract section 22)."""
+        plan = self.ctx.proposed_plan if self.ctx.proposed_plan is not None else final_text
+        if plan.strip():
+            self.b.reply = plan
+            self.turn.emit(propose(self.session, self.turn.submission_id, plan))
 
     async def step(self) -> tuple[str, list[ToolUseBlock]] | None:
         # a /model or /permissions sent during the turn applies from this request on

@@ -13,10 +13,12 @@ from coder_ls.commands.prompts import prompt_commands
 from coder_ls.commands.registry import Command, Registry
 from coder_ls.history import gitops
 from coder_ls.protocol.actions import (
+    Action,
     ChangeModel,
     ChangePermissions,
     CommandOutcome,
     Compact,
+    EnterPlan,
     ResetSession,
     ResumeSession,
     RevokePermission,
@@ -355,6 +357,16 @@ async def cmd_undo(ctx: CommandContext, args: str) -> CommandOutcome:
     return _usage_error(f"/undo takes no argument or --all, got {arg!r}")
 
 
+async def cmd_plan(ctx: CommandContext, args: str) -> CommandOutcome:
+    """`/plan [prompt]` (contract section 22): the session plans (reads, searches, asks,
+    never writes) until the user answers the proposed plan with `coder.plan`."""
+    reply = "Plan mode: the agent reads and searches, never writes, and ends with a plan for you to approve."
+    actions: list[Action] = [EnterPlan()]
+    if args.strip():
+        actions.append(RunAgent(prompt=args.strip(), plan=False))
+    return CommandOutcome(reply=reply, actions=actions)
+
+
 def register_builtins(registry: Registry) -> None:
     for command in (
         Command("help", "List the commands", "", cmd_help, immediate=True, any_origin=True),
@@ -412,6 +424,7 @@ def register_builtins(registry: Registry) -> None:
             cmd_task,
             progress_message="Running the task",
         ),
+        Command("plan", "Plan first: read and search, never write, then propose a plan", "[prompt]", cmd_plan),
         *prompt_commands(),
         *builtin_mcp.COMMANDS,
         *io_commands(),

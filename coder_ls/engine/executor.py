@@ -48,6 +48,7 @@ from coder_ls.engine.filelist import FileListCache
 from coder_ls.engine.frame import Frame, Planner, Task, TaskContext, until_done
 from coder_ls.engine.host import Host
 from coder_ls.engine.permlist import permission_entries
+from coder_ls.engine.planmode import answer_planner, session_config
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.engine.session import Session
 from coder_ls.engine.sessions import SessionManager, UnknownSession
@@ -62,7 +63,16 @@ from coder_ls.protocol.agents import AgentDef
 from coder_ls.protocol.args import InputOrigin, SelectionContext
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.protocol.events import CommandsChanged
-from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, Submission, UserInput
+from coder_ls.protocol.ops import (
+    CodeAction,
+    CompleteInput,
+    Interrupt,
+    ListCommands,
+    Op,
+    PlanAnswer,
+    Submission,
+    UserInput,
+)
 from coder_ls.protocol.results import CommandInfo, CommandResult, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
@@ -247,7 +257,7 @@ class Engine:
             emit=sub.emit,
             report=sub.report,
             result=result,
-            config=lambda: self.config,
+            config=lambda: session_config(self.config, sub.session),  # plan mode's preset (section 22)
             persist_rule=self.persist_rule,
             skills=lambda: self.model_skills(sub.session),
             pending_skills=lambda: self.model_skills(sub.session, pending=True),
@@ -255,7 +265,10 @@ class Engine:
             register_subtask=self._register_subtask,
             owned_tasks=self.owned_tasks,
             hooks=self.hooks.bound(
-                sub.session.id, self._transcript(sub.session), sub.emit, lambda: self.config.permissions
+                sub.session.id,
+                self._transcript(sub.session),
+                sub.emit,
+                lambda: session_config(self.config, sub.session).permissions,
             ),
             mcp=self.mcp,
         )
@@ -406,6 +419,9 @@ class Engine:
                     return [AgentTask(RunAgent(prompt=prompt.text, context=prompt.context, plan=False))]
 
                 return True, code_action
+            case PlanAnswer():
+                b.mode = "nl"
+                return True, answer_planner(op, b)
             case UserInput(text=text, context=context, origin=origin):
                 pastes: tuple[Paste, ...] = ()
                 if op.pastes:  # a long paste shows as `[Pasted text #N, L lines]` (a prompt's only)

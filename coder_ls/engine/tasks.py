@@ -21,6 +21,7 @@ from coder_ls.protocol.actions import (
     ChangePermissions,
     Compact,
     DiffTurn,
+    EnterPlan,
     ExportSession,
     ListShells,
     ResetSession,
@@ -84,6 +85,10 @@ def task_for(action: Action) -> Task:
         case ResumeSession(session_id=session_id):
             return ResumeTask(session_id)
         # the tasks of these commands are imported when one is asked for, as `WriteConfig`'s
+        case EnterPlan():
+            from coder_ls.engine.planmode import EnterPlanTask
+
+            return EnterPlanTask()
         case ShowContext():
             from coder_ls.engine.iotasks import ContextTask
 

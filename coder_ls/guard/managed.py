@@ -39,6 +39,8 @@ def managed_config_path(env: Mapping[str, str]) -> Path:
 def ceiling(config: Config, managed: Mapping[str, Any]) -> Config:
     """`config` with its preset no wider than the managed `permissions`."""
     top = managed.get("permissions")
-    if top not in PRESETS or PRESETS.index(config.permissions) <= PRESETS.index(top):
+    if top not in PRESETS or config.permissions not in PRESETS:  # `plan` is narrower than any
+        return config
+    if PRESETS.index(config.permissions) <= PRESETS.index(top):
         return config
     return msgspec.structs.replace(config, permissions=top)

@@ -25,7 +25,13 @@ from coder_ls.protocol.events import Event, HookRan
 
 Show = Callable[[str, str], None]  # (kind, message) to the user
 _ENCODER = msgspec.json.Encoder()
-PERMISSION_MODES = {"auto-edit": "acceptEdits", "yolo": "bypassPermissions", "strict": "default", "balanced": "default"}
+PERMISSION_MODES = {
+    "auto-edit": "acceptEdits",
+    "yolo": "bypassPermissions",
+    "strict": "default",
+    "balanced": "default",
+    "plan": "plan",  # Claude Code's name for its read-only planning mode
+}
 
 
 class Hooks:

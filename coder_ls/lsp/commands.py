@@ -16,10 +16,11 @@ from coder_ls.protocol.args import (
     InputArgs,
     InterruptArgs,
     ListCommandsArgs,
+    PlanArgs,
     ShellArgs,
     SlashArgs,
 )
-from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, UserInput
+from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, PlanAnswer, UserInput
 
 FIXED_IDS = (
     "coder.input",
@@ -28,6 +29,7 @@ FIXED_IDS = (
     "coder.listCommands",
     "coder.codeAction",
     "coder.completeInput",
+    "coder.plan",
 )
 
 
@@ -160,6 +162,12 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
                     f"coder.completeInput: `position` {position} is outside the text (0..{len(ci.text)})"
                 )
             return CompleteInput(text=ci.text, position=position), ci.session_id
+        case "coder.plan":
+            p = _convert(command, raw, PlanArgs)
+            if not p.submission_id.strip():
+                raise BadArguments("coder.plan: `submissionId` is empty (the planProposed event's)")
+            feedback = _clean(p.feedback or "")
+            return PlanAnswer(p.submission_id, p.action, feedback, p.mode), p.session_id
         case "coder.codeAction":
             c = _convert(command, raw, CodeActionArgs)
             if c.action not in ("fix", "explain", "refactor", "tests"):

@@ -44,6 +44,7 @@ class ToolInfo(msgspec.Struct, frozen=True):
     name: str
     description: str
     input_schema: dict[str, Any]  # the server's JSON Schema, as it sent it
+    read_only: bool = False  # `annotations.readOnlyHint`: what plan mode lets run
 
 
 class PromptArg(msgspec.Struct, frozen=True):
@@ -240,7 +241,9 @@ class McpConnection:
         resources: list[ResourceInfo] = []
         if caps is None or caps.tools is not None:
             for t in (await session.list_tools()).tools:
-                tools.append(ToolInfo(t.name, t.description or "", dict(t.input_schema)))
+                notes = t.annotations  # `readOnlyHint` on the wire: `read_only_hint` in newer SDKs
+                hint = getattr(notes, "read_only_hint", getattr(notes, "readOnlyHint", None)) if notes else None
+                tools.append(ToolInfo(t.name, t.description or "", dict(t.input_schema), hint is True))
         if caps is not None and caps.prompts is not None:
             for p in (await session.list_prompts()).prompts:
                 args = tuple(PromptArg(a.name, a.description or "", bool(a.required)) for a in (p.arguments or []))

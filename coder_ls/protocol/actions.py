@@ -188,6 +188,11 @@ class RevokePermission(msgspec.Struct, frozen=True):
     entry: PermissionEntry
 
 
+class EnterPlan(msgspec.Struct, frozen=True):
+    """`/plan`: the session works in plan mode (contract section 22) until a plan is
+    approved or rejected."""
+
+
 Action = (
     RunAgent
     | RunPromptCommand
@@ -209,6 +214,7 @@ Action = (
     | ChangeEffort
     | WriteConfig
     | RevokePermission
+    | EnterPlan
 )
 
 

@@ -90,6 +90,18 @@ class FocusArgs(Wire):
     session_id: str | None = None
 
 
+class PlanArgs(Wire):
+    """`coder.plan`: the user's answer to a `planProposed` event (contract section 22):
+    `approve` runs the plan in the preset `mode` (default: the configuration's) in the same
+    session, `revise` sends `feedback` and stays in plan mode, `reject` ends plan mode."""
+
+    submission_id: str
+    action: Literal["approve", "revise", "reject"]
+    feedback: str | None = None
+    mode: Literal["strict", "balanced", "auto-edit", "yolo"] | None = None
+    session_id: str | None = None
+
+
 class ListCommandsArgs(Wire):
     """`coder.listCommands`: sessionId is accepted and ignored; `includeHidden` lists the
     hidden commands too."""

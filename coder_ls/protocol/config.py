@@ -10,7 +10,10 @@ PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
 PositiveInt = Annotated[int, msgspec.Meta(gt=0)]
 NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
 
-Preset = Literal["strict", "balanced", "auto-edit", "yolo"]
+# `plan` (contract section 22): read, search and ask, never write, until a plan is approved;
+# a session enters it with `/plan`, so it is not among the presets `/permissions` applies
+Preset = Literal["strict", "balanced", "auto-edit", "yolo", "plan"]
+PLAN: Preset = "plan"
 ThinkingMode = Literal["auto", "adaptive", "enabled", "off"]
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 PRESETS: tuple[str, ...] = ("strict", "balanced", "auto-edit", "yolo")

@@ -200,6 +200,13 @@ class HookRan(Event, tag="hookRan"):
     ms: int
 
 
+class PlanProposed(Event, tag="planProposed"):
+    """Plan mode (contract section 22): the agent's plan, Markdown, for the user to answer
+    with `coder.plan {submissionId, action}` (the submission named is this event's)."""
+
+    plan: str
+
+
 AnyEvent = (
     UserMessage
     | AssistantDelta
@@ -228,4 +235,5 @@ AnyEvent = (
     | ErrorEvent
     | Notice
     | HookRan
+    | PlanProposed
 )

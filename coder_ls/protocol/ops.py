@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from coder_ls.protocol.actions import ToolGrant
@@ -44,7 +46,16 @@ class CompleteInput(msgspec.Struct, frozen=True):
     position: int
 
 
-Op = UserInput | Interrupt | CodeAction | ListCommands | CompleteInput
+class PlanAnswer(msgspec.Struct, frozen=True):
+    """`coder.plan`: the user's answer to the plan `submission_id` proposed."""
+
+    submission_id: str
+    action: Literal["approve", "revise", "reject"]
+    feedback: str = ""
+    mode: str | None = None  # approve: the preset the plan runs in (None: the configuration's)
+
+
+Op = UserInput | Interrupt | CodeAction | ListCommands | CompleteInput | PlanAnswer
 
 
 class Submission(msgspec.Struct, frozen=True):

@@ -48,6 +48,7 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         "coder.codeAction": args.CodeActionArgs,
         "coder.completeInput": args.CompleteInputArgs,
         "coder.focus": args.FocusArgs,
+        "coder.plan": args.PlanArgs,
     }
     for name, kind in commands.items():
         schema = msgspec.json.schema(kind)

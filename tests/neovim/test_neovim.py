@@ -670,3 +670,32 @@ def test_what_a_plugin_sends_with_an_origin_cannot_run_a_shell_line_or_trust(nvi
         assert r[key]["error"]["code"] == "origin_refused", r[key]
     assert not (workspace / "pwned").exists()
     assert r["typed"]["rawOutput"] == "typed\n", r["typed"]
+
+
+def test_plan_mode_offers_approve_and_the_approved_plan_writes(nvim: str, workspace: Path) -> None:
+    """`/plan`: the edit tried while planning is denied; the plan is offered through
+    vim.ui.select (Approve in a preset / Revise / Reject); approved in auto-edit, it writes."""
+    user_dir = workspace.parent / "home" / ".config" / "coder"
+    user_dir.mkdir(parents=True, exist_ok=True)
+    (user_dir / "config.json").write_text(
+        json.dumps({"provider": "scripted", "scriptedFile": str(workspace / "script.json"), "permissions": "strict"})
+    )
+    edit = {"name": "edit", "input": {"path": "a.txt", "oldString": "foo", "newString": "bar"}}
+    script = {
+        "turns": [
+            {"toolCalls": [edit]},  # denied: plan mode
+            {"toolCalls": [{"name": "exit_plan_mode", "input": {"plan": "1. Change foo to bar in a.txt"}}]},
+            {"toolCalls": [edit]},  # the approved plan, in auto-edit: no question
+            {"text": "done"},
+        ]
+    }
+    (workspace / "script.json").write_text(json.dumps(script))
+    r = run_scenario(nvim, "plan", workspace)
+    check(r)
+    assert r["plan_result"]["status"] == "completed", r["plan_result"]
+    assert r["disk_after_plan"] == ["foo"], r
+    kinds = [a["kind"] for a in r["asked"]]
+    assert kinds == ["coder.plan"], r["asked"]  # no approval question: plan mode denies, auto-edit allows
+    titles = r["asked"][0]["titles"]
+    assert any("auto-edit" in t for t in titles) and "Reject (end plan mode)" in titles, titles
+    assert r["disk"] == ["bar"] and (workspace / "a.txt").read_text() == "bar\n"

@@ -112,6 +112,7 @@ class ToolContext:
     # tool refuses to run it without one (set by the pipeline, never by input)
     sandbox_required: bool = False
     submission_id: str = ""  # the submission this turn runs for (`ask_user` names it to the client)
+    proposed_plan: str | None = None  # plan mode: what `exit_plan_mode` handed over (set by the tool)
 
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""

@@ -261,6 +261,8 @@ def make_bash_tool(check_command: CommandCheck | None = None) -> Tool[BashInput]
                 f"\n[the sandbox stopped it: {what.named()}. Running it outside the sandbox is not offered "
                 "for a protected path; write it with the file tools, which ask the user, or leave it]"
             )
+        elif what.offer and ctx.config.permissions == "plan":  # never outside the sandbox while planning
+            text += f"\n[it failed inside the sandbox ({what.named()}); plan mode does not run commands outside it]"
         elif what.offer:
             if await ask_outside(ctx, command, what):
                 ctx.report(f"Running outside the sandbox: {_short(command)}")

@@ -41,6 +41,9 @@ class McpArgs(msgspec.Struct, frozen=True):
     """The model's arguments, checked against the server's schema."""
 
     values: dict[str, Any]
+    # set by the tool from its server's `annotations.readOnlyHint`, never by the model:
+    # plan mode runs only such tools (`agent/planpolicy.py`)
+    read_only: bool = False
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -74,6 +77,7 @@ def schema_problem(schema: Any) -> str | None:
 class McpTool(Tool[McpArgs]):
     schema: dict[str, Any] = field(default_factory=dict)
     remote: str = ""  # the tool's name on its server
+    read_only: bool = False  # the server's `readOnlyHint`
 
     def json_schema(self) -> dict[str, Any]:
         return self.schema
@@ -90,7 +94,7 @@ class McpTool(Tool[McpArgs]):
         if errors:
             where = "/".join(str(p) for p in errors[0].path) or "(input)"
             raise ToolError(f"invalid input for {self.name}: {where}: {errors[0].message}")
-        return McpArgs(values=raw)
+        return McpArgs(values=raw, read_only=self.read_only)
 
 
 def make_mcp_tools(entries: list[tuple[McpConnection, ToolInfo]]) -> tuple[list[McpTool], list[str]]:
@@ -131,7 +135,15 @@ def _make(conn: McpConnection, info: ToolInfo, name: str) -> McpTool:
         return result_output(result, ctx.root)
 
     description = info.description or f"The {info.name} tool of the MCP server {conn.name}."
-    return McpTool(name, description[:4000], McpArgs, run, schema=_clean(info.input_schema), remote=info.name)
+    return McpTool(
+        name,
+        description[:4000],
+        McpArgs,
+        run,
+        schema=_clean(info.input_schema),
+        remote=info.name,
+        read_only=info.read_only,
+    )
 
 
 def _clean(schema: dict[str, Any]) -> dict[str, Any]:

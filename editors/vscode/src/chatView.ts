@@ -159,6 +159,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       case 'review':
         await this.reviews?.act(msg.id, msg.action);
         break;
+      case 'plan': {
+        this.controller.transcript.answerPlan(msg.submissionId, msg.action);
+        const arg: Record<string, unknown> = { submissionId: msg.submissionId, action: msg.action };
+        if (msg.feedback) arg.feedback = msg.feedback;
+        if (msg.mode) arg.mode = msg.mode;
+        await this.controller.run('coder.plan', arg);
+        break;
+      }
     }
   }
 

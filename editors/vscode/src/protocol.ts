@@ -102,6 +102,8 @@ export type KnownEvent = EventBase &
     | { type: 'error'; message: string }
     | { type: 'notice'; message: string }
     | { type: 'hookRan'; event: string; name: string; decision: string; ms: number }
+    /** Plan mode (contract section 22): answered with `coder.plan {submissionId, action}`. */
+    | { type: 'planProposed'; plan: string }
   );
 
 /** What arrives on the wire: a known event or something newer we ignore. */

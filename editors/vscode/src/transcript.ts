@@ -71,7 +71,11 @@ export type Entry = Base &
       }
     | { kind: 'reply'; text: string; status: Status }
     | { kind: 'notice'; level: 'info' | 'error'; text: string }
+    /** Plan mode's plan; `answer`: what the user chose (null: not answered yet). */
+    | { kind: 'plan'; plan: string; answer: PlanAction | null }
   );
+
+export type PlanAction = 'approve' | 'revise' | 'reject';
 
 /** One file an agent edit changed (or tried to), with its diff when known. */
 export interface EditRecord {
@@ -180,6 +184,13 @@ export class Transcript {
   /** A line typed by the user, shown before the server echoes it. */
   addUserInput(text: string): void {
     this.add({ kind: 'user', text, pending: true });
+    this.changed();
+  }
+
+  /** The user answered the plan `submissionId` proposed: its buttons go. */
+  answerPlan(submissionId: string, action: PlanAction): void {
+    const plan = this.findLast('plan', (e) => e.submissionId === submissionId);
+    if (plan) this.touch(plan, { answer: action });
     this.changed();
   }
 
@@ -342,6 +353,9 @@ export class Transcript {
         this.state.provider = ev.provider;
         this.add({ kind: 'notice', level: 'info', text: `Model: ${ev.model} (${ev.provider})`, submissionId: sub });
         break;
+      case 'planProposed':
+        this.add({ kind: 'plan', plan: typeof ev.plan === 'string' ? ev.plan : '', answer: null, submissionId: sub });
+        break;
       case 'permissionsChanged':
         this.state.preset = ev.preset;
         this.add({ kind: 'notice', level: 'info', text: `Permissions: ${ev.preset}`, submissionId: sub });
@@ -415,7 +429,8 @@ export class Transcript {
       }
       case 'nl': {
         this.closeStreams(sub);
-        const has = this.entries.some((e) => e.kind === 'assistant' && e.submissionId === sub);
+        // a plan mode turn's reply is its plan, already shown with its buttons
+        const has = this.entries.some((e) => (e.kind === 'assistant' || e.kind === 'plan') && e.submissionId === sub);
         if (!has && result.reply) this.add({ kind: 'assistant', text: result.reply, done: true, submissionId: sub });
         break;
       }

@@ -11,6 +11,7 @@ local progress = require('coder.progress')
 local approval = require('coder.approval')
 local ask = require('coder.ask')
 local focus = require('coder.focus')
+local plan = require('coder.plan')
 local version = require('coder.version')
 
 local M = {}
@@ -226,6 +227,8 @@ local function handle_event(client_id, ev)
   elseif ev.type == 'taskUpdated' then
     progress.task_update(client_id, ev)
     task.remember(ev.taskId)
+  elseif ev.type == 'planProposed' then
+    plan.on_event(client_id, ev)
   end
   local ok, err = pcall(transcript.on_event, ev, st.root)
   if not ok then
@@ -237,6 +240,7 @@ local function handle_event(client_id, ev)
     if ev.type == 'turnFinished' then
       progress.finish_submission(client_id, ev.submissionId)
       approval.turn_finished(client_id)
+      plan.offer(M.execute, client_id) -- a plan came with this turn: Approve / Revise / Reject
     end
     reload_buffers_later()
   end
@@ -1216,6 +1220,17 @@ local function create_commands()
   create('CoderModel', function(o)
     M.model(o.args)
   end, { nargs = '?', desc = 'coder: show or switch the model' })
+  create('CoderPlan', function(o)
+    local client = M.get_client()
+    if not client then
+      return vim.notify('coder: coder-ls is not running', vim.log.levels.WARN)
+    end
+    local action, rest = o.args:match('^(%S+)%s*(.-)$')
+    if not vim.tbl_contains(plan.ACTIONS, action or '') then
+      return vim.notify('coder: :CoderPlan approve [preset] | revise <feedback> | reject', vim.log.levels.WARN)
+    end
+    plan.answer(M.execute, client.id, action, rest)
+  end, { nargs = '+', complete = plan.complete, desc = 'coder: answer the proposed plan' })
   create('CoderTask', function(o)
     M.task(o.args)
   end, { nargs = '*', complete = task.complete, desc = 'coder: /task status|list|resume [id], or a new task' })

@@ -575,6 +575,8 @@ function M.on_event(ev, root)
     M.append(string.format('--- model %s (%s)', tostring(ev.model), tostring(ev.provider)))
   elseif t == 'permissionsChanged' then
     M.append('--- permissions ' .. tostring(ev.preset))
+  elseif t == 'planProposed' then
+    M.append('[plan]\n' .. tostring(ev.plan or '') .. '\n(:CoderPlan approve [preset] | revise <feedback> | reject)')
   elseif t == 'taskUpdated' then
     task_line(ev, sub)
   elseif t == 'turnFinished' then

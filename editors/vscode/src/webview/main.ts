@@ -318,6 +318,21 @@ transcriptEl.addEventListener('click', (ev) => {
     setTimeout(() => (codeAction.textContent = label), 1500);
     return;
   }
+  const plan = (ev.target as HTMLElement).closest('[data-plan-action]') as HTMLButtonElement | null;
+  if (plan) {
+    ev.preventDefault();
+    const action = plan.getAttribute('data-plan-action') as 'approve' | 'revise' | 'reject';
+    const mode = (plan.parentElement?.querySelector('[data-plan-mode]') as HTMLSelectElement | null)?.value;
+    const feedback = action === 'revise' ? input.value.trim() : undefined;
+    if (action === 'revise' && !feedback) {
+      input.placeholder = 'Type what to change in the plan, then click Revise';
+      input.focus();
+      return;
+    }
+    if (action === 'revise') input.value = '';
+    vscode.postMessage({ type: 'plan', submissionId: plan.getAttribute('data-plan-sub') ?? '', action, feedback, mode: action === 'approve' ? mode : undefined });
+    return;
+  }
   const stop = (ev.target as HTMLElement).closest('[data-stop-agent]');
   if (stop) {
     ev.preventDefault(); // inside a <summary>: do not toggle it

@@ -37,4 +37,6 @@ export type FromWebview =
   | { type: 'code'; action: 'copy' | 'insert'; text: string }
   /** A waiting review's buttons: show its changes again, apply the ticked ones, reject all. */
   | { type: 'review'; id: string; action: 'show' | 'apply' | 'reject' }
-  | { type: 'newSession' };
+  | { type: 'newSession' }
+  /** A plan's buttons (plan mode): approve in `mode`, revise with `feedback` (the input box), reject. */
+  | { type: 'plan'; submissionId: string; action: 'approve' | 'revise' | 'reject'; feedback?: string; mode?: string };

@@ -168,7 +168,31 @@ export function renderEntry(e: Entry, roots: readonly string[] = []): string {
       return `<div class="entry reply"><pre class="output">${escapeHtml(relText(e.text, roots))}</pre></div>`;
     case 'notice':
       return `<div class="entry notice ${e.level}">${escapeHtml(relText(e.text, roots))}</div>`;
+    case 'plan':
+      return renderPlan(e);
   }
+}
+
+const PLAN_ANSWERS: Record<string, string> = { approve: 'approved', revise: 'sent back for revision', reject: 'rejected' };
+const PLAN_MODES = ['balanced', 'auto-edit', 'strict', 'yolo'];
+
+/** Plan mode's plan (contract section 22), with Approve (in the chosen preset) / Revise / Reject. */
+function renderPlan(e: Extract<Entry, { kind: 'plan' }>): string {
+  const sub = escapeHtml(e.submissionId ?? '');
+  const head = '<div class="plan-head">Proposed plan</div>';
+  const body = `<div class="md">${renderMarkdown(e.plan)}</div>`;
+  if (e.answer) return `<div class="entry plan answered">${head}${body}<div class="facts">Plan ${PLAN_ANSWERS[e.answer] ?? e.answer}</div></div>`;
+  const options = PLAN_MODES.map((m) => `<option value="${m}">${m}</option>`).join('');
+  const button = (action: string, label: string, title: string): string =>
+    `<button data-plan-action="${action}" data-plan-sub="${sub}" title="${title}">${label}</button>`;
+  return (
+    `<div class="entry plan waiting">${head}${body}<div class="plan-actions">` +
+    button('approve', 'Approve', 'Run the plan in the chosen preset') +
+    `<select data-plan-mode aria-label="Preset to run the plan in">${options}</select>` +
+    button('revise', 'Revise', 'Send the text of the input box as feedback; stay in plan mode') +
+    button('reject', 'Reject', 'End plan mode; nothing runs') +
+    '</div></div>'
+  );
 }
 
 type SubagentEntry = Extract<Entry, { kind: 'subagent' }>;

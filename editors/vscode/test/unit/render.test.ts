@@ -89,3 +89,14 @@ test("a task call reads as what it starts, not as its JSON", () => {
   assert.equal(toolSummary({ tasks: [{ prompt: 'a' }, { prompt: 'b' }] }), '2 subagents in parallel');
   assert.equal(toolSummary({ chain: [{ prompt: 'a' }] }), 'a chain of 1 subagent');
 });
+
+test('a proposed plan renders as Markdown with Approve (and a preset), Revise and Reject; an answered one without', () => {
+  const base = { id: 1, rev: 1, submissionId: 'sub"9', kind: 'plan' as const, plan: '## Plan\n\n1. **Fix** add()' };
+  const waiting = renderEntry({ ...base, answer: null } as Entry);
+  assert.match(waiting, /<strong>Fix<\/strong>/);
+  for (const action of ['approve', 'revise', 'reject']) assert.ok(waiting.includes(`data-plan-action="${action}"`), action);
+  assert.ok(waiting.includes('data-plan-sub="sub&quot;9"'), 'the submission id is escaped');
+  assert.match(waiting, /<option value="auto-edit">/);
+  const answered = renderEntry({ ...base, answer: 'reject' } as Entry);
+  assert.ok(!answered.includes('data-plan-action') && answered.includes('rejected'));
+});

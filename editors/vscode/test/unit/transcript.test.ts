@@ -257,3 +257,18 @@ test("a subagent's answer is capped, its steps too", () => {
   assert.equal(s.steps[49].input.path, 'f79', 'the last steps are kept');
   assert.equal(s.text.length, 4000);
 });
+
+test('plan mode: planProposed is a plan entry with its submission; the reply does not repeat it; an answer closes it', () => {
+  const t = new Transcript();
+  t.applyEvent(ev('toolCallBegin', { callId: 'p1', tool: 'exit_plan_mode', input: { plan: '1. Fix add()' } }));
+  t.applyEvent(ev('toolCallEnd', { callId: 'p1', output: 'handed over', isError: false }));
+  t.applyEvent(ev('planProposed', { plan: '1. Fix add()' }, 'subP'));
+  t.applyResult(result({ mode: 'nl', reply: '1. Fix add()', submissionId: 'subP' }));
+  const [plan] = only(t, 'plan');
+  assert.equal(plan.plan, '1. Fix add()');
+  assert.equal(plan.submissionId, 'subP');
+  assert.equal(plan.answer, null);
+  assert.equal(only(t, 'assistant').length, 0, 'the reply is the plan, already shown');
+  t.answerPlan('subP', 'approve');
+  assert.equal(only(t, 'plan')[0].answer, 'approve');
+});
