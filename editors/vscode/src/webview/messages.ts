@@ -37,4 +37,6 @@ export type FromWebview =
   | { type: 'code'; action: 'copy' | 'insert'; text: string }
   /** A waiting review's buttons: show its changes again, apply the ticked ones, reject all. */
   | { type: 'review'; id: string; action: 'show' | 'apply' | 'reject' }
-  | { type: 'newSession' };
+  | { type: 'newSession' }
+  /** "Edit and resend" on a past user message: its submission and text. */
+  | { type: 'resend'; submissionId: string; text: string };
