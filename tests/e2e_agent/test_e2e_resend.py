@@ -121,6 +121,12 @@ async def test_resend_the_first_submission_starts_from_nothing_and_keeps_what_th
     fork = next(s for s in listed["data"]["sessions"] if s["id"] == result["sessionId"])
     assert fork["title"].startswith("first again")  # not the replaced text's title
 
+    # the fork's checkpoint was taken after the files went back: /undo there undoes the new text only
+    undo = await a.s.execute("coder.undo", {})
+    assert undo["status"] == "completed" and undo["data"]["submissionId"] == result["submissionId"], undo
+    assert undo["data"]["removed"] == ["one-rf.txt"] and undo["data"]["restored"] == [], undo
+    assert not (a.root / "one-rf.txt").exists() and not (a.root / "two-rf.txt").read_text().startswith("TWO")
+
 
 async def test_bad_replaces_is_refused_and_nothing_is_lost(agent):
     a = await agent(permissions="yolo", workflow={"autoVerifyAfterEdit": False})
