@@ -262,6 +262,7 @@ class Resend:
         if not self.original.idle:  # something started there since the check: refuse, as then
             return self._abandon(ctx, _refused("busy", f"session {self.original.id[:8]} started a submission."))
         data = RewindData(submissions=[], index=self.picked.index, code=True, conversation=False)
+        self.original.queue.enter(ctx.sub)  # idle, so admitted at once: the original's line waits meanwhile
         try:
             await undo_since(ctx.engine.checkpoints, self.original, self.later, data)
         except UndoUnavailable as exc:
@@ -270,6 +271,8 @@ class Resend:
             b.session_id = self.original.id
             manager.drop(self.fork)
             raise
+        finally:
+            self.original.queue.leave(ctx.sub)
         manager.keep_fork(self.fork, self.history)
         ctx.sub.emit(SessionChanged(reason="fork", previous_session_id=self.original.id))
         ctx.sub.emit(Notice(message=self._notice(data)))
