@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from coder_ls.engine.frame import Planner, Task, TaskContext
+from coder_ls.guard.origins import resend_refusal
 from coder_ls.history.checkpoints import Checkpoints, UndoUnavailable
 from coder_ls.protocol.actions import DiffTurn, Rewind
 from coder_ls.protocol.events import Notice, SessionChanged
@@ -227,6 +228,8 @@ class Resend:
     def prepare(cls, manager: SessionManager, session: Session, op: UserInput) -> Resend | ErrorInfo:
         """Check `op.replaces` against `session`; the fork, held in memory, or why not."""
         replaces = op.replaces or ""
+        if (refused := resend_refusal(op.origin)) is not None:
+            return _refused("origin_refused", f"{refused}.")
         if not op.text.strip():
             return _refused("empty_input", "the new text is empty.")
         if not session.idle:

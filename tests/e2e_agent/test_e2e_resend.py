@@ -138,8 +138,10 @@ async def test_bad_replaces_is_refused_and_nothing_is_lost(agent):
     for replaces, text, code in (
         ("no-such-submission", "again", "unknown_submission"),
         (first["submissionId"], "   ", "empty_input"),
+        (first["submissionId"], "from a link", "origin_refused"),  # it takes files back: typed only
     ):
-        r = await a.turn(text, replaces=replaces)
+        origin = "link" if code == "origin_refused" else "typed"
+        r = await a.turn(text, replaces=replaces, origin=origin)
         assert r["status"] == "failed" and r["error"]["code"] == code, r
         assert r["sessionId"] == mine and "Nothing was changed" in r["error"]["message"]
 
