@@ -73,7 +73,7 @@ from coder_ls.protocol.ops import (
     Submission,
     UserInput,
 )
-from coder_ls.protocol.results import CommandInfo, CommandResult, InterruptData, error_result
+from coder_ls.protocol.results import CommandInfo, CommandResult, ErrorInfo, InterruptData, error_result
 from coder_ls.store.gitignore import state_problem
 
 if TYPE_CHECKING:
@@ -390,8 +390,18 @@ class Engine:
             session = self.sessions.get(submission.session_id)
         except UnknownSession as exc:
             return error_result(submission.session_id or "", submission.id, "unknown_session", str(exc))
+        wrap: Callable[[Planner], Planner] | None = None
+        if isinstance(submission.op, UserInput) and submission.op.replaces is not None:
+            from coder_ls.engine.rewind import Resend  # edit and resend: the text runs in a fork
+
+            resend = Resend.prepare(self.sessions, session, submission.op)
+            if isinstance(resend, ErrorInfo):
+                return error_result(session.id, submission.id, resend.code, resend.message)
+            session, wrap = resend.fork, resend.planner
         result = ResultBuilder(session.id, submission.id)
         queued, plan = self._plan(submission.op, result)
+        if wrap is not None:
+            plan = wrap(plan)
         sub = SubmissionState(submission.id, session, queued=queued)
         session.active[sub.id] = sub
         work = asyncio.ensure_future(Frame(self, sub, result, plan).run())

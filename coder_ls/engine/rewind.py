@@ -10,19 +10,31 @@ by one through `/undo`'s own path (only paths that still hold what the submissio
 the others are kept and listed as conflicts). `--conversation` cuts the model context back
 to what it was just before submission N (a compaction entry in the log whose kept messages
 are that context, after a note; everything after stays in the log and in `/export`).
+
+Edit and resend (contract section 22, `coder.input {text, replaces}`, `Resend` below) forks
+the session before a submission and takes the files back by the same `undo_since`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from coder_ls.engine.frame import TaskContext
+from coder_ls.engine.frame import Planner, Task, TaskContext
+from coder_ls.guard.origins import resend_refusal
 from coder_ls.history.checkpoints import Checkpoints, UndoUnavailable
 from coder_ls.protocol.actions import DiffTurn, Rewind
-from coder_ls.protocol.results import DiffData, FileChange, RewindData, SubmissionInfo
+from coder_ls.protocol.events import Notice, SessionChanged
+from coder_ls.protocol.ops import UserInput
+from coder_ls.protocol.results import DiffData, ErrorInfo, FileChange, RewindData, SubmissionInfo
 from coder_ls.store import log as slog
-from coder_ls.store.submissions import LoggedSubmission, context_before, list_submissions
+from coder_ls.store.submissions import LoggedSubmission, context_before, history_before, list_submissions
 from coder_ls.store.timefmt import format_time
+
+if TYPE_CHECKING:
+    from coder_ls.engine.session import Session
+    from coder_ls.engine.sessions import SessionManager
 
 CHANGE_FILES = 50  # files of `/diff turn` sent whole for a diff editor, at most
 CHANGE_BYTES = 512 * 1024  # ... each side of each at most (larger or binary: the unified diff only)
@@ -33,7 +45,11 @@ REWIND_NOTE = (
 
 
 def _logged(ctx: TaskContext) -> slog.LoadedSession | None:
-    session = ctx.session
+    return logged(ctx.session)
+
+
+def logged(session: Session) -> slog.LoadedSession | None:
+    """The session's log as read back (None: nothing kept, or kept in memory only)."""
     log = session.log() if session.persisted else None
     return log.read() if isinstance(log, slog.SessionLog) else None
 
@@ -131,7 +147,7 @@ class RewindTask:
         data = RewindData(submissions=_infos(ctx, subs), index=picked.index, code=a.code, conversation=a.conversation)
         if a.code:
             try:
-                await self._code(ctx, later, data)
+                await undo_since(ctx.engine.checkpoints, ctx.session, later, data)
             except UndoUnavailable as exc:
                 b.fail("undo_unavailable", str(exc))
                 return
@@ -151,18 +167,135 @@ class RewindTask:
         b.reply = f"Rewound to before submission {picked.index} ({picked.text}): " + "; ".join(parts) + "."
         b.data = data
 
-    @staticmethod
-    async def _code(ctx: TaskContext, later: set[str], data: RewindData) -> None:
-        """Undo this session's records of `later` submissions, newest first, as `/undo` does."""
-        checkpoints, sid = ctx.engine.checkpoints, ctx.session.id
-        await ctx.session.put_away_agent_shell()
-        while True:
-            own = [r for r in checkpoints.pending() if r.session_id == sid]
-            if not own or own[-1].submission_id not in later:
-                return
-            outcome = await checkpoints.undo_last(sid)
-            if outcome is None:
-                return
-            data.restored += [p for p in outcome.restored if p not in data.restored]
-            data.removed += [p for p in outcome.removed if p not in data.removed]
-            data.conflicts += [p for p in outcome.conflicts if p not in data.conflicts]
+
+async def undo_since(checkpoints: Checkpoints, session: Session, later: set[str], data: RewindData) -> None:
+    """Undo `session`'s records of `later` submissions, newest first, as `/undo` does: what
+    `/rewind N --code` does to the files, and an edit-and-resend's fork (`Resend`)."""
+    sid = session.id
+    await session.put_away_agent_shell()
+    while True:
+        own = [r for r in checkpoints.pending() if r.session_id == sid]
+        if not own or own[-1].submission_id not in later:
+            return
+        outcome = await checkpoints.undo_last(sid)
+        if outcome is None:
+            return
+        data.restored += [p for p in outcome.restored if p not in data.restored]
+        data.removed += [p for p in outcome.removed if p not in data.removed]
+        data.conflicts += [p for p in outcome.conflicts if p not in data.conflicts]
+
+
+# -- edit and resend --------------------------------------------------------------------
+# Edit and resend (contract section 22): `coder.input {text, replaces: submissionId}`.
+#
+# The session forks before that submission: a new session whose history is the original's
+# log up to (not including) the submission's first entry (`store/submissions.history_before`,
+# replayed as a log is, so its model context is what the model saw just before it), and the
+# new text runs there as any input does. The original keeps its log, stays in `/sessions`
+# and can be resumed whole. The files go back as `/rewind N --code` takes them, by its own
+# code (`undo_since`): the original's records from its newest back to that
+# submission's are undone, a path changed since (by the user, or another session) is kept
+# and named. This happens in the submission's planning, before its checkpoint, so `/undo`
+# in the fork undoes the new text's changes only.
+#
+# Refused before anything is made or changed (the original session, its files and the
+# current session stay as they were): a `replaces` that names no submission of the session
+# the input is for (unknown, or another session's), one while that session runs or queues a
+# submission, an empty text. The fork becomes the current session once the files are back;
+# the result and every event of its run carry its id, and `sessionChanged {reason: "fork",
+# previousSessionId}` says where it came from.
+#
+# Known limit: the fork's own history holds the original's earlier submissions, but their
+# undo records stay the original's, so `/rewind` in the fork reaches back to the resend only.
+
+
+def _refused(code: str, message: str) -> ErrorInfo:
+    return ErrorInfo(code=code, message=f"Edit and resend: {message} Nothing was changed.")
+
+
+@dataclass
+class Resend:
+    """A resend under way: the original session, the fork the new text runs in, and what
+    the fork's log starts with."""
+
+    original: Session
+    fork: Session
+    picked: LoggedSubmission
+    later: set[str]  # the submissions whose file changes go: the replaced one and those after it
+    history: list[slog.Entry]
+
+    @classmethod
+    def prepare(cls, manager: SessionManager, session: Session, op: UserInput) -> Resend | ErrorInfo:
+        """Check `op.replaces` against `session`; the fork, held in memory, or why not."""
+        replaces = op.replaces or ""
+        if (refused := resend_refusal(op.origin)) is not None:
+            return _refused("origin_refused", f"{refused}.")
+        if not op.text.strip():
+            return _refused("empty_input", "the new text is empty.")
+        if not session.idle:
+            return _refused(
+                "busy",
+                f"session {session.id[:8]} is running or has queued a submission; interrupt it or wait, then resend.",
+            )
+        loaded = logged(session)
+        subs = list_submissions(loaded) if loaded is not None else []
+        picked = next((s for s in subs if s.submission_id == replaces), None)
+        if picked is None or loaded is None:
+            return _refused(
+                "unknown_submission",
+                f"{replaces!r} is not a submission of session {session.id[:8]} (its submissions: /rewind).",
+            )
+        history = history_before(loaded, replaces)
+        later = {s.submission_id for s in subs[picked.index - 1 :]}
+        fork = manager.fork_before(history)
+        return cls(original=session, fork=fork, picked=picked, later=later, history=history.entries)
+
+    def planner(self, inner: Planner) -> Planner:
+        """The input's own planning, after the files are back and the fork is kept."""
+
+        async def plan(ctx: TaskContext) -> list[Task]:
+            if not await self._fork(ctx):
+                return []
+            return await inner(ctx)
+
+        return plan
+
+    async def _fork(self, ctx: TaskContext) -> bool:
+        b, manager = ctx.result, ctx.engine.sessions
+        if not self.original.idle:  # something started there since the check: refuse, as then
+            return self._abandon(ctx, _refused("busy", f"session {self.original.id[:8]} started a submission."))
+        data = RewindData(submissions=[], index=self.picked.index, code=True, conversation=False)
+        self.original.queue.enter(ctx.sub)  # idle, so admitted at once: the original's line waits meanwhile
+        try:
+            await undo_since(ctx.engine.checkpoints, self.original, self.later, data)
+        except UndoUnavailable as exc:
+            return self._abandon(ctx, _refused("undo_unavailable", f"{exc}."))
+        except asyncio.CancelledError:  # interrupted while the files went back: no fork
+            b.session_id = self.original.id
+            manager.drop(self.fork)
+            raise
+        finally:
+            self.original.queue.leave(ctx.sub)
+        manager.keep_fork(self.fork, self.history)
+        ctx.sub.emit(SessionChanged(reason="fork", previous_session_id=self.original.id))
+        ctx.sub.emit(Notice(message=self._notice(data)))
+        b.session_id = self.fork.id
+        return True
+
+    def _abandon(self, ctx: TaskContext, error: ErrorInfo) -> bool:
+        """Fail the submission where the client looks (the original session); the fork goes."""
+        ctx.result.fail(error.code, error.message)
+        ctx.result.session_id = self.original.id
+        ctx.engine.sessions.drop(self.fork)
+        return False
+
+    def _notice(self, data: RewindData) -> str:
+        text = (
+            f"Forked session {self.original.id[:8]} before submission {self.picked.index} "
+            f"({self.picked.text[:60]}) as {self.fork.id[:8]}; the original is kept (/sessions, /resume)."
+        )
+        if data.restored or data.removed:
+            text += f" Files: {len(data.restored)} restored, {len(data.removed)} removed."
+        if data.conflicts:
+            text += " Kept, changed since: " + ", ".join(data.conflicts) + "."
+        return text

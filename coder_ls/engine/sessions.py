@@ -163,6 +163,25 @@ class SessionManager:
         self.host.show_message("warning", fork_notice(session_id, fork.id))
         return fork
 
+    def fork_before(self, loaded: slog.LoadedSession) -> Session:
+        """A new session holding `loaded` (part of another's history: edit and resend),
+        loaded here but in memory only until `keep_fork` (or gone with `drop`)."""
+        fork = Session(uuid.uuid4().hex, self.root, self.host, self.index, loaded=loaded, persist=self.persist)
+        self._add(fork)
+        return fork
+
+    def keep_fork(self, fork: Session, history: list[slog.Entry]) -> None:
+        """The fork is the user's and the current session; its log starts with `history`."""
+        if self._owned is not None:
+            self._owned.add(fork.id)  # before its log exists, as `new`
+        fork.adopt(history)
+        self.current_id = fork.id
+
+    def drop(self, session: Session) -> None:
+        """A fork that was not kept: forgotten, it never had a log."""
+        if self._sessions.get(session.id) is session:
+            del self._sessions[session.id]
+
     def _add(self, session: Session) -> None:
         self._sessions[session.id] = session
         self.evict_idle()

@@ -42,6 +42,13 @@ def shell_refusal(origin: InputOrigin) -> str | None:
     return f"from {_WHAT.get(origin, origin)} (origin {origin!r}), a shell line never runs: type it yourself"
 
 
+def resend_refusal(origin: InputOrigin) -> str | None:
+    """Edit and resend takes files back as `/rewind` does: only from what the user typed."""
+    if origin == "typed":
+        return None
+    return f"from {_WHAT.get(origin, origin)} (origin {origin!r}), a resend never runs: it takes files back"
+
+
 def command_refusal(command: Command, origin: InputOrigin) -> str | None:
     if origin == "typed" or command.any_origin:
         return None

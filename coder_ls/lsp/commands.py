@@ -142,7 +142,12 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
             images = _images(a)
             pastes = tuple(_clean(p) for p in a.pastes or ())
             text = _shell_text(a.text, a.session_id) if a.text.strip().startswith("!") else _clean(a.text)
-            return UserInput(text=text, context=a.context, images=images, pastes=pastes, origin=a.origin), a.session_id
+            if a.replaces is not None and not a.replaces.strip():
+                raise BadArguments("coder.input: `replaces` is empty (a submissionId, or leave it out)")
+            typed = UserInput(
+                text=text, context=a.context, images=images, pastes=pastes, origin=a.origin, replaces=a.replaces
+            )
+            return typed, a.session_id
         case "coder.shell":
             s = _convert(command, raw, ShellArgs)
             return UserInput(text="!" + _shell_text(s.command, s.session_id), origin=s.origin), s.session_id

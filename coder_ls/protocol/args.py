@@ -55,6 +55,9 @@ class InputArgs(Wire):
     images: list[ImageArg] | None = None
     pastes: list[str] | None = None  # pasted texts, each named in `text` by `[Pasted text #N]`
     origin: InputOrigin = "typed"
+    # edit and resend (contract section 22): the submission this text replaces; it runs in a
+    # new session forked before that one (the original stays as it is)
+    replaces: str | None = None
 
 
 class ShellArgs(Wire):

@@ -108,7 +108,7 @@ class ContextUsage(Event, tag="contextUsage"):
 
 
 class SessionChanged(Event, tag="sessionChanged"):
-    reason: Literal["new", "clear", "resume"]
+    reason: Literal["new", "clear", "resume", "fork"]  # fork: edit and resend (previous: the original)
     previous_session_id: str | None = None
 
 

@@ -21,6 +21,7 @@ class UserInput(msgspec.Struct, frozen=True):
     # A prompt's turn grants, set by an edge from the user's own command line (`coder-ls exec
     # --allow/--deny`), never from a client's message: the LSP and ACP decoders leave it empty.
     grants: tuple[ToolGrant, ...] = ()
+    replaces: str | None = None  # edit and resend: run in a fork before this submission (`engine/rewind.py`, `Resend`)
 
 
 class Interrupt(msgspec.Struct, frozen=True):

@@ -239,6 +239,11 @@ def _load(header: Header, entries: list[Entry], *, skipped: int, torn: bool, siz
     )
 
 
+def load_entries(header: Header, entries: list[Entry]) -> LoadedSession:
+    """A history replayed as a log's is (a fork's, made from part of another log)."""
+    return _load(header, entries, skipped=0, torn=False, size=0)
+
+
 def read_log(path: str | os.PathLike[str]) -> LoadedSession:
     """Read a log, every segment of it (no lock, no repair)."""
     return parse_log(read_segments(Path(path)))

@@ -18,7 +18,9 @@ from coder_ls.store.log import (
     LoadedSession,
     MessageEntry,
     ShellEntry,
+    TitleEntry,
     answer_tool_calls,
+    load_entries,
 )
 
 
@@ -85,3 +87,17 @@ def context_before(loaded: LoadedSession, submission_id: str) -> list[Message]:
     if summary is not None:
         context.insert(0, Message(role="user", content=[TextBlock(text=summary)]))
     return answer_tool_calls(context)
+
+
+def history_before(loaded: LoadedSession, submission_id: str) -> LoadedSession:
+    """The log as it was just before `submission_id`'s first entry: the history of a session
+    forked before it (edit and resend). A title written for that very submission (the first
+    of its session) is left out: the fork takes its title from its own first text."""
+    cut = next(
+        (n for n, e in enumerate(loaded.entries) if getattr(e, "submission_id", None) == submission_id),
+        len(loaded.entries),
+    )
+    entries = loaded.entries[:cut]
+    if not any(isinstance(e, MessageEntry | ShellEntry) for e in entries):
+        entries = [e for e in entries if not isinstance(e, TitleEntry)]
+    return load_entries(loaded.header, entries)

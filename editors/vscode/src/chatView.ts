@@ -22,6 +22,8 @@ export interface ChatActions {
   /** The Stop of one subagent (its entry's button). */
   stopAgent(agentId: string): Promise<void>;
   newSession(): Promise<void>;
+  /** A past user message's "Edit and resend" (its text, to edit first). */
+  resend?(submissionId: string, text: string): Promise<void>;
 }
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
@@ -148,6 +150,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         break;
       case 'newSession':
         await this.actions.newSession();
+        break;
+      case 'resend':
+        if (msg.submissionId) await this.actions.resend?.(msg.submissionId, msg.text);
         break;
       case 'openFile':
         await openUri(msg.uri);

@@ -35,6 +35,17 @@ export class Commands {
     this.show(result);
   }
 
+  /** Edit and resend a past user message: the new text (asked for, the old one to edit)
+   * runs in a new session forked before it; the files go back as `/rewind --code`. */
+  async resend(submissionId: string, text: string): Promise<void> {
+    const edited = await vscode.window.showInputBox({
+      value: text,
+      prompt: 'Edit and resend: runs in a new session forked before this message (the original is kept; files go back as /rewind --code)',
+    });
+    if (edited === undefined || !edited.trim()) return;
+    this.show(await this.controller.resend(edited.trim(), submissionId));
+  }
+
   async interrupt(): Promise<void> {
     const result = await this.controller.interrupt();
     if (result.mode === 'error') void vscode.window.showErrorMessage(presentMessage(result));

@@ -112,6 +112,17 @@ export class Controller {
     return this.run('coder.input', arg, { echo: text, progress: progressTitle(text) });
   }
 
+  /** Edit and resend: `text` replaces the user message `submissionId`, in a fork of the
+   * session before it (coder.input `replaces`); the transcript drops what the fork left out. */
+  async resend(text: string, submissionId: string): Promise<CommandResult> {
+    this.transcript.beginResend(submissionId);
+    try {
+      return await this.run('coder.input', { text, replaces: submissionId }, { echo: text, progress: progressTitle(text) });
+    } finally {
+      this.transcript.endResend();
+    }
+  }
+
   async run(command: string, arg: Record<string, unknown> = {}, opts: RunOptions = {}): Promise<CommandResult> {
     const full = { ...arg };
     if (this.sessionId && full.sessionId === undefined) full.sessionId = this.sessionId;

@@ -47,6 +47,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     interrupt: () => commands!.interrupt(),
     stopAgent: (agentId) => commands!.stopAgent(agentId),
     newSession: async () => void (await commands!.send('coder.new', {}, '/new')),
+    resend: (submissionId, text) => commands!.resend(submissionId, text),
   }, reviews);
   const chat = panel;
   chat.onDidChangeVisibility(() => center.visibilityChanged());

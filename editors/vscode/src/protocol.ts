@@ -94,7 +94,7 @@ export type KnownEvent = EventBase &
     | { type: 'approvalResolved'; callId: string; decision: string }
     | { type: 'todoUpdated'; todos: TodoItem[] }
     | { type: 'contextUsage'; usedTokens: number; limitTokens: number; agentId?: string | null } // agentId: a subagent's
-    | { type: 'sessionChanged'; reason: 'new' | 'clear' | 'resume'; previousSessionId?: string | null }
+    | { type: 'sessionChanged'; reason: 'new' | 'clear' | 'resume' | 'fork'; previousSessionId?: string | null }
     | { type: 'modelChanged'; model: string; provider: string }
     | { type: 'permissionsChanged'; preset: string }
     | { type: 'commandsChanged' }

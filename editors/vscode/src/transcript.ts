@@ -136,6 +136,7 @@ export class Transcript {
   /** Set when the session changed: the owner asks the server for its model again. */
   modelStale = false;
   private nextId = 1;
+  private resending: string | null = null;
   private readonly finished = new Set<string>();
   private readonly listeners: Array<() => void> = [];
   /** Diffs of edits the extension applied, by file path, until their `editApplied`. */
@@ -179,6 +180,26 @@ export class Transcript {
     this.entries.length = 0;
     this.finished.clear();
     this.changed();
+  }
+
+  /** Edit and resend (contract section 22): the user message `submissionId` is being
+   * replaced; when the server forks (`sessionChanged` reason `fork`), it and everything
+   * after it leave the transcript (the original session keeps them). */
+  beginResend(submissionId: string): void {
+    this.resending = submissionId;
+  }
+
+  /** The resend was answered: refused (nothing forked), nothing is cut. */
+  endResend(): void {
+    this.resending = null;
+  }
+
+  private cutForFork(): void {
+    const from = this.entries.findIndex((e) => e.kind === 'user' && e.submissionId === this.resending);
+    this.resending = null;
+    if (from < 0) return;
+    const kept = this.entries.slice(from).filter((e) => e.kind === 'user' && e.pending); // the new text
+    this.entries.splice(from, this.entries.length - from, ...kept);
   }
 
   /** A line typed by the user, shown before the server echoes it. */
@@ -340,7 +361,10 @@ export class Transcript {
         this.state.context = { usedTokens: ev.usedTokens, limitTokens: ev.limitTokens };
         break;
       case 'sessionChanged': {
-        const label = { new: 'New session', clear: 'Context cleared', resume: 'Resumed session' }[ev.reason] ?? 'Session changed';
+        const label =
+          { new: 'New session', clear: 'Context cleared', resume: 'Resumed session', fork: 'Edited and resent, new session' }[ev.reason] ??
+          'Session changed';
+        if (ev.reason === 'fork') this.cutForFork();
         this.state.sessionId = ev.sessionId || this.state.sessionId;
         if (ev.reason !== 'clear') this.state.todos = [];
         if (ev.reason === 'resume') this.modelStale = true; // a resumed session keeps its own model

@@ -774,7 +774,9 @@ function M.report(res)
 end
 
 --- What a user types: `/cmd args`, `!shell` or a prompt.
---- opts: { session_id?, context? = {uri, range?}, bufnr?, origin? }
+--- opts: { session_id?, context? = {uri, range?}, bufnr?, origin?, replaces? }
+--- `replaces` (edit and resend, contract section 22): a submissionId; the text runs in a
+--- new session forked before it (`:CoderResend` picks one).
 --- `origin` (contract section 18): leave it out for what the user typed; another plugin or
 --- automation calling this passes 'client', a link it rendered 'link' (the server then
 --- refuses shell lines, /trust, /permissions and file commands).
@@ -792,6 +794,9 @@ function M.input(text, opts, on_done)
   end
   if opts.origin then
     args.origin = opts.origin
+  end
+  if opts.replaces then
+    args.replaces = opts.replaces
   end
   M.execute('coder.input', args, on_done, opts)
 end
@@ -1193,6 +1198,10 @@ local function create_commands()
     show_transcript()
     M.shell(o.args)
   end, { nargs = '+', complete = 'shellcmd', desc = 'coder: run a command in the session shell' })
+  create('CoderResend', function()
+    show_transcript()
+    require('coder.resend').run(M)
+  end, { nargs = 0, desc = 'coder: edit a past message and resend it (a fork of the session before it)' })
   create('CoderInterrupt', function()
     M.interrupt()
   end, { nargs = 0, desc = 'coder: cancel what runs in the session' })

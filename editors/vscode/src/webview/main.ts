@@ -340,6 +340,13 @@ transcriptEl.addEventListener('click', (ev) => {
     vscode.postMessage({ type: 'stopAgent', agentId: stop.getAttribute('data-stop-agent') ?? '' });
     return;
   }
+  const resend = (ev.target as HTMLElement).closest('[data-resend]');
+  if (resend) {
+    ev.preventDefault();
+    const text = resend.closest('.entry')?.querySelector('pre')?.textContent ?? '';
+    vscode.postMessage({ type: 'resend', submissionId: resend.getAttribute('data-resend') ?? '', text });
+    return;
+  }
   const a = (ev.target as HTMLElement).closest('[data-open]');
   if (a) {
     ev.preventDefault();

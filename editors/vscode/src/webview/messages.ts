@@ -39,4 +39,6 @@ export type FromWebview =
   | { type: 'review'; id: string; action: 'show' | 'apply' | 'reject' }
   | { type: 'newSession' }
   /** A plan's buttons (plan mode): approve in `mode`, revise with `feedback` (the input box), reject. */
-  | { type: 'plan'; submissionId: string; action: 'approve' | 'revise' | 'reject'; feedback?: string; mode?: string };
+  | { type: 'plan'; submissionId: string; action: 'approve' | 'revise' | 'reject'; feedback?: string; mode?: string }
+  /** "Edit and resend" on a past user message: its submission and text. */
+  | { type: 'resend'; submissionId: string; text: string };

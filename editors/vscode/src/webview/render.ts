@@ -121,7 +121,13 @@ function inlineCode(text: string): string {
 export function renderEntry(e: Entry, roots: readonly string[] = []): string {
   switch (e.kind) {
     case 'user':
-      return `<div class="entry user${e.pending ? ' pending' : ''}"><pre>${escapeHtml(e.text)}</pre></div>`;
+      return (
+        `<div class="entry user${e.pending ? ' pending' : ''}"><pre>${escapeHtml(e.text)}</pre>` +
+        (!e.pending && e.submissionId
+          ? `<button class="resend" data-resend="${escapeHtml(e.submissionId)}" title="Edit this message and resend it: a new session forked before it">Edit and resend</button>`
+          : '') +
+        '</div>'
+      );
     case 'assistant':
       return `<div class="entry assistant md">${renderMarkdown(e.text)}${e.done ? '' : '<span class="cursor"></span>'}</div>`;
     case 'reasoning':

@@ -97,3 +97,14 @@ test('busy while a request is in flight; a transport failure becomes an error po
   assert.equal(controller.busy, false);
   assert.match(String(calls.find((c) => c.fn === 'showErrorMessage')?.args[0]), /InvalidParams/);
 });
+
+test('Edit and resend asks for the text (the old one to edit) and sends it with replaces; Escape sends nothing', async () => {
+  const { commands, transport } = setup(() => result({ sessionId: 'fork-1', mode: 'nl', reply: 'ok' }));
+  answers.inputBox.push(undefined, '  the edited text  ');
+  await commands.resend('sub-7', 'the old text');
+  assert.equal(transport.sent.length, 0, 'dismissed: nothing sent');
+  await commands.resend('sub-7', 'the old text');
+  const asked = calls.filter((c) => c.fn === 'showInputBox').map((c) => (c.args[0] as { value: string }).value);
+  assert.deepEqual(asked, ['the old text', 'the old text']);
+  assert.deepEqual(transport.sent, [{ command: 'coder.input', arg: { text: 'the edited text', replaces: 'sub-7' } }]);
+});
