@@ -6,10 +6,10 @@
    user name, or names no host is refused;
 2. a matching deny rule (`{"tool": "web_fetch", "action": "deny", "domain": "x.com"}`, or
    one without a domain: every host) refuses; so does a turn's deny grant;
-3. plain `http://` is fetched only from a host an allow (or ask) rule names by its domain
-   (the user's rules say where clear text is acceptable); a literal address of this machine or
-   a private network (and `localhost`) likewise (SSRF; a name resolving there is refused
-   when the fetch resolves it, `web.address.guarded_resolver`);
+3. a literal address of this machine or a private network (and `localhost`) is refused
+   unless an allow (or ask) rule names the host by its domain (SSRF; a name resolving there
+   is refused when the fetch resolves it, `web.address.guarded_resolver`); plain `http://`
+   likewise (the user's rules say where clear text is acceptable);
 4. a matching ask rule asks (unless the session granted the host);
 5. a matching allow rule, a session grant of the host, or the command's allowed-tools allow;
 6. else the preset, as for a read outside the workspace: asked in `balanced`, `auto-edit`
@@ -73,15 +73,15 @@ def web_decision(
     if any(g.action == "deny" and g.tool == tool for g in turn_grants):
         return Decision("deny", f"this turn may not use {tool}")
     named = named_by_rule(host, config.rules, tool)
-    if target.scheme == "http" and not named:
-        return Decision(
-            "deny",
-            f"plain http:// is fetched only from a host a rule names by its domain ({host} is not): use https://",
-        )
     if not named and ((target.is_address and not is_public(host)) or _local_name(host)):
         return Decision(
             "deny",
             f"{host} is this machine or a private network: fetched only when a rule names it by its domain",
+        )
+    if target.scheme == "http" and not named:
+        return Decision(
+            "deny",
+            f"plain http:// is fetched only from a host a rule names by its domain ({host} is not): use https://",
         )
     granted = grants is not None and grants.covers_domain(tool, host)
     if (asked := hit("ask")) is not None and not granted:
