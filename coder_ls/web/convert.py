@@ -24,11 +24,15 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)"
 _BLANKS = re.compile(r"\n{3,}")
 
 
-def html_to_markdown(html: str) -> str:
-    """`html` as Markdown (scripts, styles and comments dropped; headings ATX, code fenced)."""
+def html_to_markdown(html: str, base_url: str | None = None) -> str:
+    """`html` as Markdown: scripts, styles, navigation and forms dropped (the library's
+    standard preprocessing), headings ATX, code fenced with its language, links made
+    absolute against `base_url` (the model can fetch them as they are)."""
     from html_to_markdown import ConversionOptions, convert
 
-    options = ConversionOptions(heading_style="atx", code_block_style="backticks")
+    options = ConversionOptions(
+        heading_style="atx", code_block_style="backticks", extract_metadata=False, base_url=base_url
+    )
     result = convert(html, options)
     text = result if isinstance(result, str) else str(getattr(result, "content", "") or "")
     return _BLANKS.sub("\n\n", text).strip() + "\n"
@@ -77,7 +81,7 @@ def page_text(page: Page, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[str, bool
         header += f"Content-Type: {page.content_type}\n"
     error = page.status >= 400
     if _is_html(page):
-        body = html_to_markdown(page.body.decode(_charset(page), errors="replace"))
+        body = html_to_markdown(page.body.decode(_charset(page), errors="replace"), page.url)
     elif _is_text(page.content_type) or not page.content_type:
         body = page.body.decode(_charset(page), errors="replace")
     else:
