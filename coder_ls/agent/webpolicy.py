@@ -50,7 +50,8 @@ def web_decision(
 ) -> Decision:
     """See the module's docstring; `grants` is None in `strict` (no session grant counts)."""
     from coder_ls.agent.policy import preset_action
-    from coder_ls.web.address import WebError, domain_matches, is_public, named_by_rule, parse_target, web_rules
+    from coder_ls.web.address import WebError, domain_matches, is_public, named_by_rule, parse_target
+    from coder_ls.web.search import web_rules
 
     url = _url_of(input)
     if not url:

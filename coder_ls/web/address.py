@@ -23,6 +23,7 @@ import msgspec
 
 from coder_ls.guard.netproxy import host_key, verdict
 from coder_ls.protocol.config import NetworkDomains, Rule
+from coder_ls.web.search import WEB_FETCH, web_rules
 
 __all__ = [
     "WEB_FETCH",
@@ -35,8 +36,6 @@ __all__ = [
     "parse_target",
     "web_rules",
 ]
-
-WEB_FETCH = "web_fetch"
 
 
 class WebError(Exception):
@@ -92,12 +91,6 @@ def domain_matches(pattern: str, host: str) -> bool:
     except ValueError:
         return False
     return verdict(rules, host) != "refused"
-
-
-def web_rules(rules: Iterable[Rule], tool: str = WEB_FETCH) -> list[Rule]:
-    """The rules that can speak about a web tool's call: its own, and `*` rules that name
-    no command and no path."""
-    return [r for r in rules if r.tool == tool or (r.tool == "*" and r.command is None and r.path is None)]
 
 
 def named_by_rule(host: str, rules: Iterable[Rule], tool: str = WEB_FETCH) -> bool:

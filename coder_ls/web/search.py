@@ -23,14 +23,21 @@ from collections.abc import Iterable
 
 from coder_ls.llm.base import ToolSpec
 from coder_ls.protocol.config import Config, Rule
-from coder_ls.web.address import WEB_FETCH, web_rules
 
-__all__ = ["MAX_USES", "WEB_SEARCH", "WEB_SEARCH_TYPE", "offered", "web_search_spec"]
+__all__ = ["MAX_USES", "WEB_FETCH", "WEB_SEARCH", "WEB_SEARCH_TYPE", "offered", "web_rules", "web_search_spec"]
 
+WEB_FETCH = "web_fetch"
 WEB_SEARCH = "web_search"
 WEB_SEARCH_TYPE = "web_search_20250305"
 MAX_USES = 5  # searches per request: a bound on what one response may cost
 SERVER_TOOL_PROVIDERS = frozenset({"anthropic"})
+
+
+def web_rules(rules: Iterable[Rule], tool: str = WEB_FETCH) -> list[Rule]:
+    """The rules that can speak about a web tool's call: its own, and `*` rules that name
+    no command and no path. (Here, not in `address`: the turn reads them at every request
+    and must not load the address checks for it.)"""
+    return [r for r in rules if r.tool == tool or (r.tool == "*" and r.command is None and r.path is None)]
 
 
 def _turned_off(rules: Iterable[Rule], tool: str) -> bool:
