@@ -5,9 +5,8 @@
   addresses refused unless a rule names them (SSRF), at resolution time too.
 - `fetch`: one page over HTTP(S) with aiohttp: bounded reads (bytes and seconds), no
   credential, no cookie, no proxy from the environment, redirects followed only on the same
-  host (another host is a new call, so a new decision of the policy).
-- `convert`: HTML to Markdown by `html-to-markdown` (imported when the tool first runs),
-  capped.
+  host (another host is a new call, so a new decision of the policy); then HTML to
+  Markdown by `html-to-markdown` (imported when the tool first runs), capped.
 - `search`: the provider's server tool (`web_search_20250305`) as a tool spec, shaped by the
   rules (a deny rule: not offered at all).
 

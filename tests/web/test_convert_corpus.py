@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coder_ls.web.convert import html_to_markdown, page_text
-from coder_ls.web.fetch import Page
+from coder_ls.web.fetch import Page, html_to_markdown, page_text
 
 CORPUS = Path(__file__).parent / "corpus"
 

@@ -4,6 +4,8 @@ loopback refused unless a rule names it; and the policy's answers by domain."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,8 +16,7 @@ from coder_ls.agent.grants import Grant, SessionGrants
 from coder_ls.agent.policy import approval_scope, decide
 from coder_ls.protocol.config import Config, Rule
 from coder_ls.web.address import WebError, domain_matches, is_public, parse_target
-from coder_ls.web.convert import page_text
-from coder_ls.web.fetch import FetchLimits, fetch_page
+from coder_ls.web.fetch import FetchLimits, fetch_page, page_text
 
 ROOT = Path("/nonexistent-ws")
 
@@ -149,3 +150,15 @@ def test_a_session_grant_is_the_host_only():
     assert decision("https://docs.python.org/other", grants=grants).action == "allow"
     assert decision("https://peps.python.org/", grants=grants).action == "ask"
     assert decision("https://docs.python.org/", "strict", grants=grants).action == "ask"  # strict: no grant counts
+
+
+def test_nothing_of_the_fetch_is_loaded_before_the_tool_runs():
+    """The server's start and a turn's tool set load neither the converter nor the fetch."""
+    code = (
+        "import sys; from coder_ls.agent.tools import build_default_tools; "
+        "from coder_ls.protocol.config import Config; from coder_ls.web.search import web_search_spec; "
+        "build_default_tools().specs(); web_search_spec(Config()); "
+        "print(*(m in sys.modules for m in ('html_to_markdown', 'coder_ls.web.fetch', 'coder_ls.web.address')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "False"]

@@ -3,7 +3,7 @@
 The policy has decided before this runs (`agent/webpolicy.py`); here the fetch itself:
 a literal private address refused again unless a rule names it (the policy's answer may
 come from a hook), the page fetched with bounded reads (`web.fetch`) and converted
-(`web.convert`, off the event loop: a large page must not stall the server). The web
+(`web.fetch.page_text`, off the event loop: a large page must not stall the server). The web
 modules, aiohttp's session and the HTML converter are imported when the tool first runs.
 """
 
@@ -29,8 +29,7 @@ class WebFetchInput(msgspec.Struct, forbid_unknown_fields=True):
 
 async def _web_fetch(ctx: ToolContext, inp: WebFetchInput) -> ToolOutput:
     from coder_ls.web.address import WebError, is_public, named_by_rule, parse_target, refuse_private
-    from coder_ls.web.convert import page_text
-    from coder_ls.web.fetch import fetch_page
+    from coder_ls.web.fetch import fetch_page, page_text
 
     try:
         target = parse_target(inp.url)
