@@ -83,6 +83,7 @@ KINDS: dict[str, ToolKind] = {
     "glob": "search",
     "todoWrite": "think",
     "task": "think",
+    "web_fetch": "fetch",
 }
 PATH_KEYS = ("path", "file_path", "filePath")
 

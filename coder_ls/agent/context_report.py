@@ -149,7 +149,7 @@ def pieces(agent: Agent, ctx: TurnContext, model: str) -> Pieces:
         instructions = with_instructions[len(base) :]
     else:  # not the fixed prompt then the instructions: all of it is counted as the system prompt
         base, instructions = with_instructions, ""
-    specs = agent.tools_for(skills, subagents=config.agents.max_depth >= 1)[1]
+    specs = agent.tools_for(skills, subagents=config.agents.max_depth >= 1, config=config)[1]
     return Pieces(
         model=model,
         base=base,

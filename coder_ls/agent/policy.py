@@ -92,6 +92,7 @@ READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
 WRITE_TOOLS = frozenset({"write", "edit", "multiEdit"})  # every tool that writes files
 SHELL_TOOLS = frozenset({"bash"})
 PATH_TOOLS = READ_TOOLS | WRITE_TOOLS
+WEB_TOOLS = frozenset({"web_fetch"})  # judged by domain (`agent/webpolicy.py`)
 
 CHOICES = ["Allow once", "Allow for session", "Always allow", "Deny"]
 _SEVERITY: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
@@ -479,6 +480,10 @@ def decide(
         if planned is not None and (planned.action == "deny" or tool not in SHELL_TOOLS):
             return planned
 
+    if tool in WEB_TOOLS:  # its own rules, by domain (`agent/webpolicy.py`)
+        from coder_ls.agent.webpolicy import web_decision
+
+        return web_decision(tool, input, config, grants, turn_grants)
     if tool in SHELL_TOOLS:
         command = _command_of(input)
         if not isinstance(command, str) or not command.strip():
@@ -564,6 +569,10 @@ def approval_scope(tool: str, input: Any, root: Path, config: Config | None = No
             if grant not in seen and grant.command:
                 seen.append(grant)
         return seen
+    if tool in WEB_TOOLS:
+        from coder_ls.agent.webpolicy import web_scope
+
+        return web_scope(tool, input)
     if tool in PATH_TOOLS:
         rel, refusal = _rel_for(tool, input, root, config or Config())
         if rel is None or refusal:
@@ -583,6 +592,10 @@ def describe_call(tool: str, input: Any, root: Path) -> str:
         short = command if len(command) <= 200 else command[:200] + "…"
         later = " in the background (it keeps running)" if getattr(input, "background", False) else ""
         return f"run `{short}`{later}"
+    if tool in WEB_TOOLS:
+        from coder_ls.agent.webpolicy import describe_web
+
+        return describe_web(tool, input)
     path = _path_of(input)
     if isinstance(path, str):
         verb = {"read": "read", "write": "write", "edit": "edit", "multiEdit": "edit"}.get(tool, tool)
@@ -634,7 +647,9 @@ async def approve(
         result = ApprovalDecision(True, "allowSession")
     elif choice == "Always allow":
         for grant in scope:
-            persist_rule(Rule(tool=grant.tool, action="allow", command=grant.command, path=grant.path))
+            persist_rule(
+                Rule(tool=grant.tool, action="allow", command=grant.command, path=grant.path, domain=grant.domain)
+            )
             ctx.grants.add(grant)
         result = ApprovalDecision(True, "alwaysAllow")
     else:

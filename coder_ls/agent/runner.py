@@ -81,13 +81,21 @@ class Agent:
         subagents: bool = False,
         agents: Sequence[AgentDef] = (),
         planning: bool = False,
+        config: Config | None = None,
     ) -> tuple[ToolRegistry, list[ToolSpec]]:
         """The tools and their specs for a turn: `task` where subagents may start (contract
         section 13), `skill` only when there are skills to load (the specs, first in the
         cached prefix, change only when that does), `reportFindings` in a `/review` turn,
-        `exit_plan_mode` in plan mode (section 22)."""
+        `exit_plan_mode` in plan mode (section 22); with `config`, the web tools as its rules
+        say (section 22: one the user turned off with a deny rule is not in the prompt;
+        `web_search` last, the provider's own)."""
         listed = tuple((a.name, a.description) for a in agents) if subagents else ()
-        key = (bool(skills), subagents, review, listed, planning)
+        web: tuple[object, ...] = ()
+        if config is not None:
+            from coder_ls.web.search import web_tools_key
+
+            web = web_tools_key(config)
+        key = (bool(skills), subagents, review, listed, planning, web)
         found = self._tool_sets.get(key)
         if found is not None:
             return found
@@ -111,7 +119,16 @@ class Agent:
 
             registry.add(make_exit_plan_tool())
         extra = [t.spec() for t in registry if t.name not in self.tools]
-        found = self._tool_sets[key] = (registry, [*self.specs, *extra])
+        specs = [*self.specs, *extra]
+        if config is not None:
+            from coder_ls.web.search import offered, web_search_spec
+
+            if not offered(config, "web_fetch"):
+                registry = registry.subset([n for n in registry.names() if n != "web_fetch"])
+                specs = [s for s in specs if s.name != "web_fetch"]
+            if (search := web_search_spec(config)) is not None:
+                specs.append(search)
+        found = self._tool_sets[key] = (registry, specs)
         return found
 
     @property
@@ -217,7 +234,12 @@ class Agent:
             skills = ctx.skills() or ctx.pending_skills()  # a conditional one may activate mid-turn
             planning = ctx.config().permissions == "plan"
             tools, specs = self.tools_for(
-                skills, review=action.review, subagents=may_start, agents=ctx.agents(), planning=planning
+                skills,
+                review=action.review,
+                subagents=may_start,
+                agents=ctx.agents(),
+                planning=planning,
+                config=ctx.config(),
             )
             if ctx.mcp is not None:
                 from coder_ls.agent.tools.mcp import with_mcp_tools, with_mentions
@@ -253,7 +275,7 @@ class Agent:
             subagents = ctx.config().agents.max_depth >= 1
             system, specs = (
                 self.system(ctx.config(), skills),
-                self.tools_for(skills, subagents=subagents, agents=ctx.agents())[1],
+                self.tools_for(skills, subagents=subagents, agents=ctx.agents(), config=ctx.config())[1],
             )
             text, usage = await answer(ctx, provider, model, system, specs, question)
         except ProviderError as exc:
@@ -292,7 +314,9 @@ class Agent:
             provider, model = self.provider(ctx)
             skills = ctx.skills()
             system = self.system(ctx.config(), skills)
-            specs = self.tools_for(skills, subagents=ctx.config().agents.max_depth >= 1, agents=ctx.agents())[1]
+            specs = self.tools_for(
+                skills, subagents=ctx.config().agents.max_depth >= 1, agents=ctx.agents(), config=ctx.config()
+            )[1]
             summary = await summarise(ctx, provider, model, specs, instructions, system=system, messages=older)
         except ProviderError as exc:
             b.fail("no_model" if exc.kind == "config" else exc.kind, exc.message)

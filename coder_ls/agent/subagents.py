@@ -258,7 +258,7 @@ class Subagents:
         try:
             skills = ctx.skills()
             deeper = self.depth + 1 < parent.config().agents.max_depth
-            registry, _ = self.agent.tools_for(skills, subagents=deeper, agents=ctx.agents())
+            registry, _ = self.agent.tools_for(skills, subagents=deeper, agents=ctx.agents(), config=ctx.config())
             names = definition.tools
             if names is not None and "bash" in names:  # its background shells: readable, killable
                 names = (*names, *(n for n in ("shell_output", "shell_kill") if n not in names))

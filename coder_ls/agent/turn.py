@@ -158,6 +158,7 @@ class Turn:
         )
         self.usage = UsageData()
         self.verify_attempts = 0
+        self.paused = False  # the last response ended with `pause_turn` (a server tool's long turn)
         self.turn_grants: tuple[ToolGrant, ...] = ()  # the starting command's allowed-tools
         self.turn_effort: str | None = None  # the starting command's effort (else the session's)
         self.hooks = HookSites(ctx, hooks, agent_type)
@@ -228,6 +229,8 @@ class Turn:
                 if self.hooks.stopped is not None or self.ctx.proposed_plan is not None:
                     break  # a hook stopped the turn, or the plan was handed over
                 continue
+            if self.paused:  # a server tool (web_search) paused the response: send it back to go on
+                continue
             if await self.maybe_verify():
                 continue
             if (more := await self.hooks.stop(final_text)) is not None:
@@ -268,6 +271,7 @@ class Turn:
             effort=effort_of(self.turn_effort or self.session.effort) or self.config.effort,
             timeout_seconds=self.config.request_timeout_seconds,
         )
+        self.paused = False
         texts: list[str] = []
         thinking: list[Block] = []
         calls: list[ToolUseBlock] = []
@@ -292,7 +296,9 @@ class Turn:
                         thinking.clear()
                         calls.clear()
                         self.turn.emit(AssistantRestart(reason=reason))
-                    case Stop() | Retrying():
+                    case Stop(reason=reason):
+                        self.paused = reason == "pause_turn"
+                    case Retrying():
                         pass  # a retry is reported by `watched`
         except ProviderError as exc:
             partial = "".join(texts)

@@ -134,7 +134,9 @@ def describe_entry(e: PermissionEntry) -> str:
 
 def permissions_data(config: Config, preset: str, entries: list[PermissionEntry]) -> PermissionsData:
     """`/permissions`' data: the preset, the rules in force and the numbered entries."""
-    rules = [RuleInfo(tool=r.tool, action=r.action, command=r.command, path=r.path) for r in config.rules]
+    rules = [
+        RuleInfo(tool=r.tool, action=r.action, command=r.command, path=r.path, domain=r.domain) for r in config.rules
+    ]
     return PermissionsData(preset=preset, presets=list(PRESETS), rules=rules, entries=entries)
 
 

@@ -79,11 +79,15 @@ def rules_with_sources(store: ConfigStore) -> list[tuple[PermissionSource, Rule]
 def permission_entries(store: ConfigStore, grants: Iterable[Grant]) -> list[PermissionEntry]:
     """The numbered list `/permissions` shows: the rules, then this session's grants."""
     entries = [
-        PermissionEntry(index=0, source=source, tool=r.tool, action=r.action, command=r.command, path=r.path)
+        PermissionEntry(
+            index=0, source=source, tool=r.tool, action=r.action, command=r.command, path=r.path, domain=r.domain
+        )
         for source, r in rules_with_sources(store)
     ]
     entries += [
-        PermissionEntry(index=0, source="session", tool=g.tool, action="allow", command=g.command, path=g.path)
+        PermissionEntry(
+            index=0, source="session", tool=g.tool, action="allow", command=g.command, path=g.path, domain=g.domain
+        )
         for g in grants
     ]
     return [msgspec.structs.replace(e, index=n) for n, e in enumerate(entries, 1)]
@@ -124,7 +128,7 @@ class RevokeTask:
     async def run(self, ctx: TaskContext) -> None:
         engine, e, b = ctx.engine, self.action.entry, ctx.result
         grants = ctx.session.extension(SessionGrants, SessionGrants)
-        grant = Grant(tool=e.tool, command=e.command, path=e.path)
+        grant = Grant(tool=e.tool, command=e.command, path=e.path, domain=e.domain)
         if e.source == "session":
             if not grants.discard(grant):
                 b.fail("unknown_entry", f"/permissions revoke: {describe_entry(e)} is no longer granted")
@@ -134,7 +138,7 @@ class RevokeTask:
             return
         else:
             store = engine.config_store
-            rule = Rule(tool=e.tool, action=e.action, command=e.command, path=e.path)
+            rule = Rule(tool=e.tool, action=e.action, command=e.command, path=e.path, domain=e.domain)
             try:
                 if e.source == "workspace":
                     trusted = store.workspace_trusted()

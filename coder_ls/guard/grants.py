@@ -15,11 +15,12 @@ __all__ = ["Grant", "SessionGrants"]
 
 
 class Grant(msgspec.Struct, frozen=True):
-    """One "Allow for session": a tool plus an optional command prefix or path glob."""
+    """One "Allow for session": a tool plus an optional command prefix, path glob or domain."""
 
     tool: str
     command: str | None = None
     path: str | None = None
+    domain: str | None = None  # a host name (the web tools): that host only
 
 
 class SessionGrants:
@@ -41,12 +42,17 @@ class SessionGrants:
         return held
 
     def __iter__(self) -> Iterator[Grant]:
-        return iter(sorted(self._grants, key=lambda g: (g.tool, g.command or "", g.path or "")))
+        return iter(sorted(self._grants, key=lambda g: (g.tool, g.command or "", g.path or "", g.domain or "")))
 
     def __len__(self) -> int:
         return len(self._grants)
 
     def covers_path(self, tool: str, rel: str) -> bool:
         return any(
-            g.tool == tool and g.command is None and (g.path is None or glob_match(g.path, rel)) for g in self._grants
+            g.tool == tool and g.command is None and g.domain is None and (g.path is None or glob_match(g.path, rel))
+            for g in self._grants
         )
+
+    def covers_domain(self, tool: str, host: str) -> bool:
+        """A grant of `tool` for exactly this host (a web tool's "Allow for session")."""
+        return any(g.tool == tool and g.domain == host for g in self._grants)

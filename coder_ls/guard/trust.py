@@ -194,7 +194,7 @@ def describe_widening(wide: Mapping[str, Any]) -> str:
     for name in wide.get("mcpServers", {}):
         parts.append(f"MCP server {name!r}")
     for r in wide.get("rules", []):
-        what = r.get("command") or r.get("path") or "any"
+        what = r.get("command") or r.get("path") or r.get("domain") or "any"
         parts.append(f"allow rule {r.get('tool', '?')} {what!r}")
     for command in wide.get("workflow", {}).get("verifyCommands", []):
         parts.append(f"verify command {command!r}")

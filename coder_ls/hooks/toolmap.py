@@ -29,6 +29,7 @@ NAMES: dict[str, str] = {
     "todoWrite": "TodoWrite",
     "skill": "Skill",
     "task": "Task",
+    "web_fetch": "WebFetch",
 }
 _OURS = {v: k for k, v in NAMES.items()}
 KEYS: dict[str, str] = {

@@ -146,7 +146,10 @@ def _mark_last_cacheable(messages: list[dict[str, Any]]) -> bool:
 def tool_to_api(tool: ToolSpec) -> dict[str, Any]:
     """A tool in API form. The schema's own top-level `description` (the input type's
     docstring) repeats the tool's description and an empty `required` says nothing:
-    both are left out, ~100 tokens of every request's fixed prefix."""
+    both are left out, ~100 tokens of every request's fixed prefix. A server tool is its
+    own API form (`ToolSpec.server`)."""
+    if tool.server is not None:
+        return {**tool.server, "name": tool.name}
     schema = {
         k: v
         for k, v in tool.input_schema.items()

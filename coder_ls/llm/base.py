@@ -66,11 +66,16 @@ __all__ = [
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
-    """A tool the model may call; `input_schema` is a JSON Schema object."""
+    """A tool the model may call; `input_schema` is a JSON Schema object. `server`: a tool
+    the provider runs itself (Anthropic's `web_search_20250305`), sent in its API form as it
+    is (`{"type": ..., "name": ..., "max_uses": ...}`); its calls and results come back as
+    blocks kept opaque in the conversation (`anthropic_convert.OPAQUE_PREFIX`), never as
+    tool calls of ours."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
+    server: dict[str, Any] | None = None
 
 
 class ProviderRequest(msgspec.Struct):

@@ -20,12 +20,19 @@ PRESETS: tuple[str, ...] = ("strict", "balanced", "auto-edit", "yolo")
 
 
 class Rule(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
-    """A permission rule: `tool` plus an optional command prefix or path glob."""
+    """A permission rule: `tool` plus an optional command prefix, path glob or domain."""
 
     tool: str
     action: Literal["allow", "ask", "deny"]
     command: str | None = None  # prefix of a shell command (tool "bash")
     path: str | None = None  # glob relative to the workspace root (file tools)
+    # a host name (`docs.python.org`), its sub-domains (`*.python.org`) or an IP address (the web
+    # tools, contract section 22); checked like `sandbox.network`'s entries (`domain_problem`)
+    domain: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.domain is not None and (problem := domain_problem(self.domain)) is not None:
+            raise ValueError(f"not a domain rule: {problem}")
 
 
 class ShellConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):

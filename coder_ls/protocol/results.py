@@ -116,6 +116,7 @@ class RuleInfo(Wire):
     action: Literal["allow", "ask", "deny"]
     command: str | None = None
     path: str | None = None
+    domain: str | None = None  # a web tool's rule or grant (contract section 22)
 
 
 PermissionSource = Literal["user", "workspace", "session", "managed", "editor"]
@@ -134,7 +135,7 @@ class PermissionEntry(Wire, omit_defaults=True):
     action: Literal["allow", "ask", "deny"]
     command: str | None = None
     path: str | None = None
-    domain: str | None = None
+    domain: str | None = None  # a web tool's rule or grant
 
 
 class PermissionsData(Tagged, tag="permissions"):

@@ -10,7 +10,7 @@ from coder_ls.protocol.events import ShellFinished, ShellOutput, TodoItem, TodoU
 
 NAMES = [
     *("read", "write", "edit", "multiEdit", "bash", "shell_output", "shell_kill"),
-    *("grep", "glob", "ls", "todoRead", "todoWrite", "ask_user"),
+    *("grep", "glob", "ls", "todoRead", "todoWrite", "ask_user", "web_fetch"),
 ]
 
 

@@ -26,6 +26,8 @@ A RESPONSE (all keys optional):
      "thinking": "..." | [...], "signature": "sig",   # a thinking block first
      "redactedThinking": "data",               # a redacted_thinking block
      "toolCalls": [{"id": "toolu_1", "name": "read", "input": {...}}],
+     "webSearch": {"id": "srvtoolu_1", "query": "...", "results": [{"url": ..., "title": ...}]},
+                                               # a web search the server ran (anthropic_server_tools.py)
      "stopReason": "end_turn",                 # default: tool_use if toolCalls else end_turn
      "usage": {"input_tokens": 10, "output_tokens": 5,
                "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
@@ -85,6 +87,7 @@ from typing import Any
 from anthropic_count import check_count_request, count_tokens
 from anthropic_models import check_model, listing
 from anthropic_rules import check_headers, check_request
+from anthropic_server_tools import check_server_blocks, remember, search_blocks, search_specs
 from anthropic_sse import (
     ERROR_TYPES,
     EXHAUSTED_TEXT,
@@ -169,6 +172,8 @@ class FakeAnthropicServer:
         self.counted: list[int] = []  # the answer to each accepted count_tokens request
         self.count_status = 200  # count_tokens answers this error instead (e.g. 529) when not 200
         self._queue: list[dict[str, Any]] = list(responses or [])
+        # the server tools' blocks answered so far, by type and id: a replay must carry them unchanged
+        self.server_blocks: dict[str, dict[str, Any]] = {}
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -387,6 +392,8 @@ class FakeAnthropicServer:
             self.outcomes.append("rejected" if status == 400 else "not_found")
             return True
         problem = check_request(req.body) if self.strict else None
+        if problem is None and self.strict and isinstance(req.body, dict):  # server tools' blocks sent back
+            problem = check_server_blocks(req.body.get("messages") or [], self.server_blocks)
         if problem is not None:  # refused before the script is consulted, as the real API would
             self.rejections.append((problem, req.body))
             error = {"type": "invalid_request_error", "message": problem}
@@ -477,6 +484,8 @@ class FakeAnthropicServer:
                     pass
             self._record_disconnect()
             return False
+        for n, search in enumerate(search_specs(spec)):
+            remember(self.server_blocks, list(search_blocks(search, n)))
         if not body.get("stream"):
             await self._send(writer, 200, build_message(spec, model))
             self.outcomes.append("completed")

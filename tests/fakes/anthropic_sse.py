@@ -11,6 +11,8 @@ import json
 import time
 from typing import Any
 
+from anthropic_server_tools import search_blocks, search_specs
+
 __all__ = [
     "ERROR_TYPES",
     "EXHAUSTED_TEXT",
@@ -134,6 +136,11 @@ def build_events(spec: dict[str, Any], model: str = "claude-sonnet-4-5") -> list
         block({"type": "thinking", "thinking": "", "signature": ""}, deltas)
     if spec.get("redactedThinking"):
         block({"type": "redacted_thinking", "data": spec["redactedThinking"]}, [])
+    for n, search in enumerate(search_specs(spec)):  # the server tool's call and result, as streamed
+        use, result = search_blocks(search, n)
+        query = json.dumps(use["input"])
+        block({**use, "input": {}}, [{"type": "input_json_delta", "partial_json": p} for p in _pieces(query)])
+        block(result, [])
     if spec.get("text"):
         block({"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(spec["text"])])
     calls = spec.get("toolCalls") or []
@@ -166,6 +173,8 @@ def build_message(spec: dict[str, Any], model: str = "claude-sonnet-4-5") -> dic
     if spec.get("thinking"):
         thinking = spec["thinking"] if isinstance(spec["thinking"], str) else "".join(spec["thinking"])
         content.append({"type": "thinking", "thinking": thinking, "signature": spec.get("signature", "sig-fake")})
+    for n, search in enumerate(search_specs(spec)):
+        content.extend(search_blocks(search, n))
     if spec.get("text"):
         text = spec["text"] if isinstance(spec["text"], str) else "".join(spec["text"])
         content.append({"type": "text", "text": text})

@@ -2,7 +2,7 @@
 
 From the top: the edges (`lsp`, `acp`, `headless`, `cli`, `wiring`, `demo`, `doctor`), then the agent, which
 implements the engine's `agent_api`; the engine; the command model (`commands`); what the
-engine and the agent stand on (`history`, `guard`, `llm`, `store`, `mcp`, `hooks`); and the
+engine and the agent stand on (`history`, `guard`, `llm`, `store`, `mcp`, `hooks`, `web`); and the
 floor (`protocol` and the small modules `fsutil`, `environ`, `saferead`, `globs`, `userdirs`,
 `configcheck`, `protocolversion`).
 Inside the middle layer `history` stands on `guard` (git on a hostile repository, the trust
@@ -29,7 +29,7 @@ PACKAGE = Path(coder_ls.__file__).parent
 
 EDGES = ("lsp", "acp", "headless", "cli", "wiring", "demo", "doctor", "__main__")
 FLOOR = ("protocol", "fsutil", "environ", "saferead", "globs", "userdirs", "configcheck", "protocolversion")
-MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks")
+MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks", "web")
 
 # package -> the packages it must never import (everything above it)
 ABOVE: dict[str, tuple[str, ...]] = {
