@@ -53,7 +53,9 @@ def plan_decision(tool: str, input: Any, line: ParsedLine | None, sandbox: Sandb
     if tool in PLAN_FREE:
         return Decision("allow", "plan mode")
     if tool.startswith("mcp__"):
-        if _field(input, "read_only") is True:
+        # only the typed input carries it, set from the server's annotations; a raw mapping
+        # is the model's own words and says nothing about what the tool does
+        if not isinstance(input, Mapping) and getattr(input, "read_only", False) is True:
             return None  # the server says it only reads: the rules and the preset decide
         return Decision("deny", f"{NO_WRITE}; {tool} is not declared read-only by its MCP server (readOnlyHint)")
     if tool == "bash":

@@ -149,3 +149,10 @@ def test_a_hooks_allow_does_not_open_a_write(tool: str, inp: dict[str, str]) -> 
 
     decision = decide(tool, inp, PLAN, root=ROOT, check_command=lambda c, r: None)
     assert fold(decision, Verdict(decision="allow"), "plan").action == "deny"
+
+
+def test_a_model_cannot_declare_an_mcp_tool_read_only_in_its_own_input():
+    from coder_ls.agent.planpolicy import plan_decision
+
+    said = plan_decision("mcp__srv__delete_all", {"read_only": True, "values": {}}, None, None)
+    assert said is not None and said.action == "deny"
