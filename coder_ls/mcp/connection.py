@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -271,7 +272,7 @@ class McpConnection:
 
             params = StdioServerParameters(
                 command=sys.executable,
-                args=["-I", str(REAPER), spec.command, *spec.args],
+                args=["-I", str(REAPER), "--parent", str(os.getpid()), spec.command, *spec.args],
                 env={**self._child_env, **dict(spec.env)},
                 cwd=str(self._cwd),
             )
