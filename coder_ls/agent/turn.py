@@ -361,6 +361,8 @@ class Turn:
         add_usage(self.turn, self.model, usage)
         used = usage.context_tokens + usage.output_tokens
         self.session.last_context_tokens = used
+        # the window as known now: the Models listing may have come in while the request ran
+        self.context_limit = self._context_limit()
         self.turn.emit(ContextUsage(used_tokens=used, limit_tokens=self.context_limit))
 
     async def run_calls(self, calls: list[ToolUseBlock]) -> None:

@@ -45,18 +45,18 @@ async def test_skills_are_named_by_their_folder_whatever_name_says(tmp_path):
 
 async def test_front_matter_that_is_not_yaml_loads_what_it_can(tmp_path):
     root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
-    write(root / ".claude/commands/plan.md", "---\ndescription: Plan: step by step\nargument-hint: [goal]\n---\nPLAN")
+    write(root / ".claude/commands/outline.md", "---\ndescription: Plan: step by step\nargument-hint: [goal]\n---\nPLAN")
     write(root / ".claude/skills/quiet/SKILL.md", "---\ndescription: Q\nuser-invocable: 0\n---\nQ")
     write(root / ".claude/skills/auto/SKILL.md", '---\ndescription: A\ndisable-model-invocation: "true"\n---\nA')
     write(root / ".claude/skills/on/SKILL.md", "---\ndescription: On\ndisable-model-invocation: 1\n---\nOn")
     async with lsp_session(root) as s:
         c = await catalog(s)
-        assert c["plan"]["description"] == "Plan: step by step" and c["plan"]["argumentHint"] == "[goal]"
+        assert c["outline"]["description"] == "Plan: step by step" and c["outline"]["argumentHint"] == "[goal]"
         assert c["quiet"]["userInvocable"] is False
         assert c["auto"]["modelInvocable"] is False and c["on"]["modelInvocable"] is False
         await s.wait_for(lambda: len(warnings(s)) >= 1)
         shown = warnings(s)
-        assert len(shown) == 1 and "plan.md" in shown[0] and "YAML" in shown[0] and "skipped" not in shown[0]
+        assert len(shown) == 1 and "outline.md" in shown[0] and "YAML" in shown[0] and "skipped" not in shown[0]
 
 
 async def test_a_skill_beats_a_command_and_a_trusted_workspace_beats_the_user(tmp_path):
