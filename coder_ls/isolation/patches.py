@@ -159,6 +159,7 @@ async def _apply(patch: bytes, root: Path, editor: Editor, label: str, scratch: 
     if not paths:
         return PatchResult("empty", "The step changed nothing.")
     refused = [Refusal(p, why) for p in paths if (why := _refusal(root, p)) is not None]
+    refused += [Refusal(p, why) for p, why in _special(patch).items() if p not in {r.path for r in refused}]
     if refused:
         return _refused(refused)
     files = {p: await asyncio.to_thread(_base, root, p, editor) for p in paths}
@@ -322,6 +323,26 @@ def _sections(patch: bytes) -> dict[str, str]:
         if not first.startswith("diff --git ") or " b/" not in first:
             continue
         out[first.rsplit(" b/", 1)[1]] = chunk.decode("utf-8", "replace")
+    return out
+
+
+_MODES = {
+    b"120000": "the step made it a symbolic link (not applied from an isolated step)",
+    b"160000": "the step made it a submodule (not applied from an isolated step)",
+}
+
+
+def _special(patch: bytes) -> dict[str, str]:
+    """The paths the patch makes a symbolic link or a submodule (from its headers)."""
+    out: dict[str, str] = {}
+    for chunk in re.split(rb"(?m)^(?=diff --git )", patch):
+        first, _, rest = chunk.partition(b"\n")
+        if not first.startswith(b"diff --git ") or b" b/" not in first:
+            continue
+        header = rest.split(b"\n@@", 1)[0]
+        for line in header.splitlines():
+            if line.startswith((b"new file mode ", b"new mode ")) and line.split()[-1] in _MODES:
+                out[os.fsdecode(first.rsplit(b" b/", 1)[1])] = _MODES[line.split()[-1]]
     return out
 
 
