@@ -27,6 +27,14 @@ WRITER = (
 )
 
 
+WRITE_A = {"agent": "writer", "prompt": "STEP-A fix add"}
+WRITE_B = {"agent": "writer", "prompt": "STEP-B fix add"}
+
+
+def exists(path: Path) -> bool:
+    return os.path.lexists(path)
+
+
 def routed(when: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {**spec, "when": when}
 
@@ -74,8 +82,7 @@ async def test_two_parallel_writers_one_lands_one_conflicts_and_undo_reverts(ws,
             routed("STEP-A", reply("A done")),
             routed("STEP-B", edit("a - b", "a * b", "eb")),
             routed("STEP-B", reply("B done")),
-            calls(tool_call("task", {"tasks": [{"agent": "writer", "prompt": "STEP-A fix add"},
-                                               {"agent": "writer", "prompt": "STEP-B fix add"}]}, "t1")),  # fmt: skip
+            calls(tool_call("task", {"tasks": [WRITE_A, WRITE_B]}, "t1")),
             reply("one landed"),
         )
         result = await s.execute("coder.input", {"text": "fix add twice, in parallel"})
@@ -95,7 +102,7 @@ async def test_two_parallel_writers_one_lands_one_conflicts_and_undo_reverts(ws,
         assert len(worktrees_of(ws)) == 2
         dropped = await s.execute("coder.input", {"text": f"/worktrees drop {kept['id']}"})
         assert dropped["data"]["dropped"] == [kept["id"]] and dropped["data"]["worktrees"] == []
-        assert worktrees_of(ws) == [str(ws)] and not Path(kept["path"]).exists()
+        assert worktrees_of(ws) == [str(ws)] and not exists(Path(kept["path"]))
         # /undo reverts the patch that landed
         undone = await s.execute("coder.input", {"text": "/undo"})
         assert undone["status"] == "completed", undone
@@ -147,7 +154,8 @@ async def test_a_task_step_runs_in_a_worktree_under_tasks_isolation(ws, fake):
         cwd = result_text(tool_results(step)["b2"]).splitlines()[0]
         assert str(state_worktrees(ws)) in cwd, cwd  # the step ran in its worktree
         assert "return a + b" in (ws / "app.py").read_text()  # and its patch landed here
-        assert worktrees_of(ws) == [str(ws)] and os.listdir(state_worktrees(ws) / os.listdir(state_worktrees(ws))[0]) == []
+        [home] = os.listdir(state_worktrees(ws))
+        assert worktrees_of(ws) == [str(ws)] and os.listdir(state_worktrees(ws) / home) == []
 
 
 async def test_a_step_leaving_a_link_out_or_a_protected_file_is_refused(ws, fake, tmp_path):
@@ -155,7 +163,8 @@ async def test_a_step_leaving_a_link_out_or_a_protected_file_is_refused(ws, fake
     outside.mkdir()
     hostile = (
         f"ln -s {outside} out; "
-        "python3 -c \"import os; d='.cl'+'aude'; os.makedirs(d, exist_ok=True); open(d+'/settings.json','w').write('{}')\"; "
+        "python3 -c \"import os; d='.cl'+'aude'; os.makedirs(d, exist_ok=True); "
+        "open(d+'/settings.json','w').write('{}')\"; "
         "echo ok > fine.txt"
     )
     async with lsp_session(ws, caps=full_caps(), env=api_env(fake)) as s:
@@ -171,6 +180,6 @@ async def test_a_step_leaving_a_link_out_or_a_protected_file_is_refused(ws, fake
         text = task_text(fake, "t3")
         assert "[1] writer (failed)" in text and "refused (nothing was written)" in text, text
         assert "out: " in text and ".claude/settings.json" in text
-        assert not os.path.lexists(ws / "out") and not (ws / ".claude" / "settings.json").exists()
-        assert not (ws / "fine.txt").exists()  # all or nothing
+        assert not exists(ws / "out") and not exists(ws / ".claude" / "settings.json")
+        assert not exists(ws / "fine.txt")  # all or nothing
         assert list(outside.iterdir()) == []
