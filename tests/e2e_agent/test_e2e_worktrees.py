@@ -116,7 +116,10 @@ async def test_a_failed_step_leaves_the_tree_alone_and_its_worktree_kept(ws, fak
     (ws / "secret.log").write_text("ignored\n")
     async with lsp_session(ws, caps=full_caps(), env=api_env(fake)) as s:
         await configure(s)
-        look = "cat README.md notes.txt; ls secret.log || echo NO-LOG; sed -i s/a-b/x/ app.py; echo change > app.py"
+        # what it sees, then a change in its worktree, then a write at the user's tree that the
+        # command line does not show (its sandbox's only writable root is the worktree)
+        escape = f"python3 -c \"open('{ws}/' + 'escape.txt', 'w').write('x')\" 2>/dev/null || echo ESCAPE-BLOCKED"
+        look = f"cat README.md notes.txt; ls secret.log || echo NO-LOG; echo change > app.py; {escape}"
         fake.push(
             routed("STEP-F", calls(tool_call("bash", {"command": look}, "b1"))),
             routed("STEP-F", {"status": 400, "errorType": "invalid_request_error", "message": "bad request F"}),
@@ -127,6 +130,7 @@ async def test_a_failed_step_leaves_the_tree_alone_and_its_worktree_kept(ws, fak
         assert result["status"] == "completed", result
         seen = result_text(tool_results(fake.message_requests[2])["b1"])
         assert "uncommitted line" in seen and "untracked notes" in seen and "NO-LOG" in seen, seen
+        assert "ESCAPE-BLOCKED" in seen and not exists(ws / "escape.txt")
         assert (ws / "app.py").read_text() == APP  # the user's tree: untouched
         text = task_text(fake, "t2")
         assert "[1] writer (failed)" in text and "/worktrees drop" in text, text
