@@ -187,3 +187,24 @@ async def test_a_step_leaving_a_link_out_or_a_protected_file_is_refused(ws, fake
         assert not exists(ws / "out") and not exists(ws / ".claude" / "settings.json")
         assert not exists(ws / "fine.txt")  # all or nothing
         assert list(outside.iterdir()) == []
+
+
+async def test_an_open_buffer_is_the_base_and_gets_the_patch_through_the_editor(ws, fake):
+    async with lsp_session(ws, caps=full_caps(), env=api_env(fake)) as s:
+        await configure(s)
+        unsaved = APP + "\n# the user's unsaved line\n"
+        uri = s.open("app.py", unsaved, version=7)
+        fake.push(
+            routed("STEP-O", edit("a - b", "a + b", "eo")),
+            routed("STEP-O", reply("fixed")),
+            calls(tool_call("task", {"agent": "writer", "prompt": "STEP-O fix add"}, "t4")),
+            reply("done"),
+        )
+        result = await s.execute("coder.input", {"text": "fix add"})
+        assert result["status"] == "completed", result
+        assert "patch was applied: app.py" in task_text(fake, "t4")
+        [sent] = [e for e in s.edits if uri in str(e.edit)]
+        [doc_edit] = sent.edit.document_changes
+        assert doc_edit.text_document.version == 7  # against the buffer the user has
+        assert [e.new_text for e in doc_edit.edits] == ["    return a + b\n"]
+        assert (ws / "app.py").read_text() == APP  # an open file: the editor writes it, not the server
