@@ -190,7 +190,11 @@ async def run_isolated(
     await shell.close()
     if out.status != "completed":
         return dataclasses.replace(out, text=f"{out.text}\n\n{_kept(worktrees.keep(wt, f'the step {out.status}'))}")
-    return await _land(parent, wt, out, label, order)
+    try:
+        return await _land(parent, wt, out, label, order)
+    except asyncio.CancelledError:
+        worktrees.keep(wt, "cancelled before its patch landed")  # a note on a removed one is dropped
+        raise
 
 
 async def _land(

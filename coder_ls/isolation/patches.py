@@ -372,10 +372,18 @@ def _text(data: bytes | None) -> str | None:
         return None
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as LSP counts them (only \\n, \\r\\n and \\r end one), ends kept."""
+    return _LINE.findall(text)
+
+
 def whole_edit(old: str, new: str) -> tuple[TextEdit, ...]:
     """One edit turning `old` into `new`: the lines between their common head and tail
     (positions in UTF-16 units, as LSP counts them)."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    a, b = _lines(old), _lines(new)
     head = 0
     while head < min(len(a), len(b)) and a[head] == b[head]:
         head += 1
