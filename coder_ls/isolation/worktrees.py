@@ -60,10 +60,12 @@ class Worktree(msgspec.Struct, frozen=True):
 
 
 class Kept(msgspec.Struct, frozen=True):
-    """A worktree kept after its step did not end well (the note beside it)."""
+    """The note beside a worktree: while its step runs, the server's pid; once kept after
+    its step did not end well, why."""
 
     worktree: Worktree
     reason: str
+    pid: int | None = None  # running in this server (a note whose server is gone: kept)
 
 
 def worktrees_dir(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
@@ -104,7 +106,9 @@ async def create(workspace: Path, label: str, env: Mapping[str, str] | None = No
         await _remove(top, path)
         raise
     root = path / prefix if prefix else path
-    return Worktree(wt_id, str(path), str(root), str(workspace), base, label, time.time())
+    wt = Worktree(wt_id, str(path), str(root), str(workspace), base, label, time.time())
+    _note(wt).write_bytes(msgspec.json.encode(Kept(wt, "running", os.getpid())))
+    return wt
 
 
 def _copy(top: Path, path: Path, rels: list[str]) -> None:
@@ -183,12 +187,26 @@ def kept(workspace: Path, env: Mapping[str, str] | None = None) -> list[Kept]:
             item = msgspec.json.decode(note.read_bytes(), type=Kept)
         except (OSError, msgspec.DecodeError):
             continue
+        if item.pid is not None and _alive(item.pid):
+            continue  # its step is running
+        if item.pid is not None:
+            item = Kept(item.worktree, "its server stopped while the step ran")
         if Path(item.worktree.path).is_dir():
             out.append(item)
         else:
             with contextlib.suppress(OSError):
                 note.unlink()
     return sorted(out, key=lambda k: k.worktree.created)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 async def drop(workspace: Path, which: str, env: Mapping[str, str] | None = None) -> list[Kept]:

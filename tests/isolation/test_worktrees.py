@@ -117,3 +117,21 @@ def test_a_hostile_repository_config_runs_nothing(tmp_path, env, via_include):
 
     asyncio.run(go())
     assert not marker.exists(), marker.read_text()
+
+
+def test_a_running_step_is_not_listed_and_one_whose_server_died_is(tmp_path, env):
+    root = init(tmp_path / "ws", {"a.txt": "a\n"})
+    proc = subprocess.Popen(["true"], stdin=subprocess.DEVNULL)
+    proc.wait()  # a pid that has exited
+
+    async def go() -> None:
+        wt = await worktrees.create(root, "step", env)
+        assert worktrees.kept(root, env) == []  # this server runs it
+        note = Path(wt.path).with_suffix(".json")
+        note.write_bytes(note.read_bytes().replace(str(os.getpid()).encode(), str(proc.pid).encode()))
+        [kept] = worktrees.kept(root, env)
+        assert kept.reason == "its server stopped while the step ran"
+        await worktrees.drop(root, "--all", env)
+        assert worktrees.kept(root, env) == [] and not exists(Path(wt.path))
+
+    asyncio.run(go())
