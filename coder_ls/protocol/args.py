@@ -124,6 +124,15 @@ class CodeActionArgs(Wire):
     session_id: str | None = None
 
 
+class RevertHunkArgs(Wire):
+    """`coder.revertHunk`: the command of a code lens on lines the agent wrote (section 23):
+    put that hunk back as it was, when its lines are still the agent's."""
+
+    uri: str
+    hunk_id: str  # the lens's own id for the hunk (never a line number: lines move)
+    session_id: str | None = None
+
+
 class CompleteInputArgs(Wire):
     """`coder.completeInput`: what can complete the word at `position` (a character offset
     in `text`, default its end) when it starts with `@` (files, folders, agents) or is the
