@@ -34,8 +34,8 @@ from coder_ls.agent.tools import ToolContext, ToolRegistry, ToolSpec
 from coder_ls.agent.tools.base import SubagentRunner
 from coder_ls.agent.tools.bash import sandbox_options
 from coder_ls.agent.tools.exitplan import PLAN_NOTE
-from coder_ls.attribution.agentlines import AgentLines, render
 from coder_ls.agent.verify import is_user_verify, should_verify, verify_command, verify_message
+from coder_ls.attribution.agentlines import AgentLines, render
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.codeaction import path_of
 from coder_ls.engine.planmode import propose

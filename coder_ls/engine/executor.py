@@ -70,7 +70,7 @@ from coder_ls.protocol.ops import (
     ListCommands,
     Op,
     PlanAnswer,
-    RevertHunk,
+    RevertAgentHunk,
     Submission,
     UserInput,
 )
@@ -433,7 +433,7 @@ class Engine:
             case PlanAnswer():
                 b.mode = "nl"
                 return True, answer_planner(op, b)
-            case RevertHunk(path=path, hunk_id=hunk_id):
+            case RevertAgentHunk(path=path, hunk_id=hunk_id):
                 from coder_ls.engine.lenses import RevertHunkTask
 
                 b.mode = "command"

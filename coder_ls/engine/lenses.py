@@ -78,9 +78,11 @@ def lenses(sessions: list[Session], path: str, text: str | None) -> list[Lens]:
     return sorted(out, key=lambda lens: lens.line)
 
 
-def _inside(root: Path, path: Path) -> bool:
+def _target(root: Path, raw: str) -> tuple[Path, bool]:
+    """The path a lens's uri names, and whether it (links followed) is inside `root`."""
+    path = Path(os.path.abspath(raw))
     real, real_root = os.path.realpath(path), os.path.realpath(root)
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+    return path, real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 @dataclass
@@ -93,9 +95,9 @@ class RevertHunkTask:
     async def run(self, ctx: TaskContext) -> None:
         engine, b = ctx.engine, ctx.result
         b.mode = "command"
-        path = Path(os.path.abspath(self.path))
+        path, inside = await asyncio.to_thread(_target, engine.root, self.path)
         shown = _shown(engine.root, path)
-        if not _inside(engine.root, path):
+        if not inside:
             b.fail("outside_workspace", f"Not reverted: {self.path} is outside the workspace {engine.root}.")
             return
         lines = _lines_of(ctx.session)
@@ -128,8 +130,9 @@ class RevertHunkTask:
             b.fail("revert_failed", f"Not reverted: {outcome.reason or 'the editor did not apply the edit'}.")
             return
         lines.reverted(key, span.id, new_text)
-        b.reply = f"Reverted lines {span.start + 1}-{span.end} of {shown} ({title(span).removesuffix(' · revert')})."
-        b.data = RevertData(path=shown, start_line=span.start + 1, end_line=span.end, submission_id=span.author.submission_id)
+        who = title(span).removesuffix(" · revert")
+        b.reply = f"Reverted lines {span.start + 1}-{span.end} of {shown} ({who})."
+        b.data = RevertData(shown, span.start + 1, span.end, span.author.submission_id)
 
 
 def _shown(root: Path, path: Path) -> str:

@@ -29,7 +29,7 @@ from coder_ls.protocol.ops import (
     ListCommands,
     Op,
     PlanAnswer,
-    RevertHunk,
+    RevertAgentHunk,
     UserInput,
 )
 
@@ -206,7 +206,7 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
                 raise BadArguments(f"coder.revertHunk: `uri` is not a file: URI: {r.uri!r}")
             if not r.hunk_id.strip():
                 raise BadArguments("coder.revertHunk: `hunkId` is empty (the code lens's)")
-            return RevertHunk(path=path, hunk_id=r.hunk_id), r.session_id
+            return RevertAgentHunk(path=path, hunk_id=r.hunk_id), r.session_id
     name = command.removeprefix("coder.")
     if command.startswith("coder.") and name in slash_names:
         s2 = _convert(command, raw, SlashArgs)

@@ -131,6 +131,9 @@ class RevertHunkArgs(Wire):
     uri: str
     hunk_id: str  # the lens's own id for the hunk (never a line number: lines move)
     session_id: str | None = None
+    # VS Code's client marks the commands it runs itself (`link`, section 18). A revert needs
+    # no more than the hunk id, which only this server's lenses carry, and is undoable.
+    origin: InputOrigin | None = None
 
 
 class CompleteInputArgs(Wire):

@@ -130,6 +130,8 @@ class Editor:
 
 async def test_the_users_change_reaches_the_model_and_lenses_revert_the_agents_hunks(ws, fake):
     async with server(ws, fake) as (s, refreshes):
+        caps = s.init_result.capabilities if s.init_result is not None else None
+        assert caps is not None and caps.code_lens_provider is not None, "codeLensProvider is declared"
         fake.push(calls(tool_call("multiEdit", EDITS, "toolu_l1")), reply("Fixed area."))
         result = await s.execute("coder.input", {"text": PROMPT})
         assert result["status"] == "completed", result
@@ -192,6 +194,8 @@ async def test_forged_ids_other_files_and_outside_paths_are_refused(ws, fake, tm
         [lens, _] = await lenses(s, (ws / "shapes.py").as_uri())
         arg = lens.command.arguments[0]
 
+        link = await s.execute("coder.revertHunk", {**arg, "hunkId": "0123456789abcdef", "origin": "link"})
+        assert link["error"]["code"] == "unknown_hunk", link  # VS Code's mark is taken, the id still checked
         forged = await s.execute("coder.revertHunk", {**arg, "hunkId": "0123456789abcdef"})
         assert forged["error"]["code"] == "unknown_hunk", forged
         other = await s.execute("coder.revertHunk", {**arg, "uri": (ws / "other.py").as_uri()})
@@ -216,3 +220,21 @@ async def test_a_change_to_a_file_the_agent_never_touched_tells_the_model_nothin
         assert (await s.execute("coder.input", {"text": "and now?"}))["status"] == "completed"
         assert NOTE not in all_text(requests(fake)[-1])
         assert await lenses(s, ed.uri) == []
+
+
+async def test_a_subagents_lines_name_the_subagent(ws, fake):
+    async with server(ws, fake) as (s, _):
+        fake.push(
+            calls(tool_call("task", {"agent": "general", "prompt": "rewrite shapes now"}, "toolu_t1")),
+            calls(tool_call("multiEdit", EDITS, "toolu_s1")),
+            reply("Subagent done."),
+            reply("Delegated."),
+        )
+        result = await s.execute("coder.input", {"text": "delegate the shapes fix to a subagent"})
+        assert result["status"] == "completed", result
+        assert (ws / "shapes.py").read_text() == AFTER
+        found = await lenses(s, (ws / "shapes.py").as_uri())
+        assert [lens.range.start.line for lens in found] == [1, 5]
+        assert all(lens.command.title.startswith('Coder (general): "delegate the shapes fix') for lens in found), [
+            lens.command.title for lens in found
+        ]
