@@ -23,12 +23,24 @@ from collections.abc import Iterator
 
 import msgspec
 
-from coder_ls.attribution.linemap import Op, changed, lines, map_end, map_start, opcodes, touches, unified
+from coder_ls.attribution.linemap import (
+    Op,
+    changed,
+    lines,
+    map_end,
+    map_start,
+    opcodes,
+    shift,
+    text_opcodes,
+    touches,
+    unified,
+)
 
 MAX_DIFF_LINES = 40  # the user's changes told to the model: at most this many diff lines ...
 MAX_DIFF_BYTES = 4000  # ... and bytes, all files together
 MAX_FILES = 256  # files tracked per session (the oldest go first)
-MAX_LINES = 50_000  # a larger text is not tracked (a diff per keystroke)
+MAX_LINES = 50_000  # a larger text is not tracked (a diff per keystroke) ...
+MAX_CHARS = 8 * 1024 * 1024  # ... nor a buffer grown past this
 PROMPT_WORDS = 6
 
 
@@ -108,7 +120,7 @@ class AgentLines:
             while len(self._files) > MAX_FILES:
                 del self._files[next(iter(self._files))]
         elif f.text != before:
-            self._user_changed(f, before)  # a change we did not see (e.g. on disk)
+            self._moved(f, before, by_user=False)  # a change we did not see: a shell command's, say
         if f.base is not None:  # the user's unreported change, told before the agent's lands on it
             self._held.extend(self._diff(f, name))
         author = Author(submission_id, self._prompts.get(submission_id, ""), subagent)
@@ -154,7 +166,7 @@ class AgentLines:
         f = self._files.get(key)
         if f is None:
             return
-        ops = opcodes(lines(f.text), lines(after))
+        ops = text_opcodes(f.text, after)
         spans = [s for s in f.spans if s.id != span_id]
         for s in spans:
             s.start, s.end = map_start(ops, s.start, "inner"), map_end(ops, s.end, "inner")
@@ -169,21 +181,36 @@ class AgentLines:
             return
         if text == self._expected.get(key):
             return  # the editor applying the agent's edit, before the tool heard back
-        self._user_changed(f, text)
+        self._moved(f, text, by_user=True)
 
-    def _user_changed(self, f: _File, text: str) -> None:
-        if text.count("\n") > MAX_LINES:
-            del_key = next((k for k, v in self._files.items() if v is f), None)
-            if del_key is not None:
-                del self._files[del_key]
+    def disk_text(self, key: str, text: str) -> None:
+        """`key` holds `text` on disk and is not open in the editor: the spans follow, but
+        nothing is told to the model (a shell command may have written it, the agent's own)."""
+        f = self._files.get(key)
+        if f is not None and text != f.text:
+            self._moved(f, text, by_user=False)
+
+    def _moved(self, f: _File, text: str, *, by_user: bool) -> None:
+        """The text went from `f.text` to `text`: move the spans (those wholly before or after
+        the changed lines by arithmetic), and remember a change of the user's inside one."""
+        if len(text) > MAX_CHARS:  # no longer followed
+            self._files = {k: v for k, v in self._files.items() if v is not f}
             return
-        ops = opcodes(lines(f.text), lines(text))
-        hit = any(touches(o, s.start, s.end) for o in changed(ops) for s in f.spans)
-        if hit and f.base is None:
-            f.base = f.text
-        for s in f.spans:
-            start, end = map_start(ops, s.start, "inner"), map_end(ops, s.end, "inner")
-            s.start, s.end = start, max(start, end)
+        ops = text_opcodes(f.text, text)
+        edits = changed(ops)
+        if edits:
+            lo, hi, delta = edits[0].i1, edits[-1].i2, ops[-1].j2 - ops[-1].i2
+            hit = False
+            for s in f.spans:
+                if s.end <= lo and not s.start == s.end == lo:
+                    continue
+                if s.start >= hi and not s.start == s.end == hi:
+                    s.start, s.end = s.start + delta, s.end + delta
+                    continue
+                hit = hit or (by_user and any(touches(o, s.start, s.end) for o in edits))
+                s.start, s.end = shift(ops, s.start, s.end)
+            if hit and f.base is None:
+                f.base = f.text
         f.text = text
 
     def take_user_edits(self, root: str) -> list[UserEdit]:

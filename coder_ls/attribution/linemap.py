@@ -13,6 +13,7 @@ when the user adds a line above the agent's).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 Side = Literal["outer", "inner"]
@@ -34,12 +35,9 @@ def lines(text: str) -> list[str]:
 
 def opcodes(old: list[str], new: list[str]) -> list[Op]:
     """The opcodes of old -> new (equal blocks included), head and tail cut before difflib."""
-    head, limit = 0, min(len(old), len(new))
-    while head < limit and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
-        tail += 1
+    limit = min(len(old), len(new))
+    head = _common(lambda k: old[:k] == new[:k], limit)
+    tail = _common(lambda k: old[len(old) - k :] == new[len(new) - k :], limit - head)
     mid_old, mid_new = old[head : len(old) - tail], new[head : len(new) - tail]
     out: list[Op] = [Op("equal", 0, head, 0, head)] if head else []
     if mid_old or mid_new:
@@ -51,8 +49,70 @@ def opcodes(old: list[str], new: list[str]) -> list[Op]:
     return out
 
 
+_ODD_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def _odd(text: str) -> bool:
+    """Whether `text` holds a line break `splitlines` knows other than "\n" (`in`: memchr fast)."""
+    return any(c in text for c in _ODD_BREAKS)
+
+
+def text_opcodes(old: str, new: str) -> list[Op]:
+    """`opcodes(lines(old), lines(new))` for a small change to a long text, without splitting
+    it: the common head and tail are found on the text (binary searches of string compares),
+    cut back to whole lines, and counted; only the middle is split and diffed."""
+    if _odd(old) or _odd(new):
+        return opcodes(lines(old), lines(new))  # line breaks other than "\n": the slow, exact way
+    limit = min(len(old), len(new))
+    same = _common(lambda k: old[:k] == new[:k], limit)
+    cut = old.rfind("\n", 0, same) + 1  # whole lines before it are the same in both
+    back = _common(lambda k: old[len(old) - k :] == new[len(new) - k :], limit - cut)
+    start = len(old) - back
+    nl = old.find("\n", start)  # the common tail from the line after the first newline in it
+    if back == 0 or nl < 0:
+        a_end, b_end = len(old), len(new)
+    else:
+        a_end, b_end = nl + 1, len(new) - (len(old) - nl - 1)
+    head, tail = old.count("\n", 0, cut), old.count("\n", a_end) + (0 if old.endswith("\n") or not old else 1)
+    if a_end == len(old):
+        tail = 0
+    mid = opcodes(lines(old[cut:a_end]), lines(new[cut:b_end]))
+    total_old, total_new = head + len(lines(old[cut:a_end])) + tail, head + len(lines(new[cut:b_end])) + tail
+    out: list[Op] = [Op("equal", 0, head, 0, head)] if head else []
+    out += [Op(o.tag, o.i1 + head, o.i2 + head, o.j1 + head, o.j2 + head) for o in mid]
+    if tail:
+        out.append(Op("equal", total_old - tail, total_old, total_new - tail, total_new))
+    return out
+
+
+def _common(same: Callable[[int], bool], limit: int) -> int:
+    """The largest k <= limit with same(k) (same is monotone): a binary search of list
+    compares, each a C loop, instead of a Python loop over every line."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if same(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def changed(ops: list[Op]) -> list[Op]:
     return [o for o in ops if o.tag != "equal"]
+
+
+def shift(ops: list[Op], start: int, end: int) -> tuple[int, int]:
+    """(start, end) of a range moved through `ops` the "inner" way: a range wholly before or
+    after every change moves by arithmetic (most ranges, at each keystroke), others map."""
+    edits = changed(ops)
+    if not edits or end <= edits[0].i1:
+        return start, end
+    if start >= edits[-1].i2:
+        delta = ops[-1].j2 - ops[-1].i2
+        return start + delta, end + delta
+    new_start = map_start(ops, start, "inner")
+    return new_start, max(new_start, map_end(ops, end, "inner"))
 
 
 def map_start(ops: list[Op], x: int, side: Side) -> int:

@@ -64,15 +64,20 @@ def title(span: Span) -> str:
 
 
 def lenses(sessions: list[Session], path: str, text: str | None) -> list[Lens]:
-    """The lenses of `path` whose buffer holds `text` (None: not open; the tracked text)."""
+    """The lenses of `path` whose buffer holds `text` (None: not open; the disk's text)."""
     key = key_of(path)
     out: list[Lens] = []
+    disk: str | None = None
     for session in sessions:
         lines = _lines_of(session)
-        if lines is None:
+        if lines is None or lines.text(key) is None:
             continue
         if text is not None:
             lines.editor_text(key, text)
+        else:
+            disk = disk if disk is not None else read_text_or_none(Path(path), MAX_READ)
+            if disk is not None:
+                lines.disk_text(key, disk)
         for span in lines.spans(key):
             out.append(Lens(span.start, span.end, title(span), span.id, session.id))
     return sorted(out, key=lambda lens: lens.line)
@@ -115,7 +120,10 @@ class RevertHunkTask:
         if text is None:
             b.fail("changed_since", f"Not reverted: {shown} can no longer be read as text.")
             return
-        lines.editor_text(key, text)  # what the editor or the disk holds now moves the span first
+        if doc is not None:  # what the editor or the disk holds now moves the span first
+            lines.editor_text(key, text)
+        else:
+            lines.disk_text(key, text)
         if (why := changed_since(span, text)) is not None:
             b.fail("changed_since", f"Not reverted: in {shown}, {why}.")
             return

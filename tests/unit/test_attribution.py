@@ -107,3 +107,12 @@ def test_the_diff_told_is_capped():
     [edit] = lines.take_user_edits("/w")
     assert len(edit.diff.splitlines()) <= agentlines.MAX_DIFF_LINES + 1 and "read h for the rest" in edit.diff
     assert lines.find("not-an-id") is None
+
+
+def test_a_change_not_from_the_editor_moves_the_spans_and_tells_nothing():
+    lines = wrote()
+    lines.disk_text("/w/f", "top\n" + AFTER.replace("B", "Bee"))  # a shell command's, perhaps the agent's
+    assert starts(lines) == [(2, 3), (5, 7)]
+    assert lines.take_user_edits("/w") == []
+    lines.wrote("/w/f", "f", "x\n" + AFTER, "x\n" + AFTER, "s2", None)  # an unseen change before a write
+    assert lines.take_user_edits("/w") == []
