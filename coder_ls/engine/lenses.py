@@ -23,6 +23,7 @@ from coder_ls.attribution.agentlines import AgentLines, Span, changed_since, key
 from coder_ls.engine.frame import TaskContext
 from coder_ls.engine.session import Session
 from coder_ls.protocol.edits import EditRequest, FileChange, TextEdit
+from coder_ls.protocol.events import EditApplied
 from coder_ls.protocol.results import RevertData
 from coder_ls.saferead import read_text_or_none
 
@@ -135,11 +136,15 @@ class RevertHunkTask:
         outcome = await engine.host.apply_edit(EditRequest(label=label, changes=(change,), root=str(engine.root)))
         if not outcome.applied:
             lines.unexpect(key)
+            ctx.sub.emit(EditApplied(uri=path.as_uri(), applied=False, reason=outcome.reason))
             b.fail("revert_failed", f"Not reverted: {outcome.reason or 'the editor did not apply the edit'}.")
             return
+        # as after the agent's edits: a client saves the buffer (the disk, the shell and /undo see it)
+        ctx.sub.emit(EditApplied(uri=path.as_uri(), applied=True, on_disk=outcome.written_to_disk))
         lines.reverted(key, span.id, new_text)
         who = title(span).removesuffix(" · revert")
-        b.reply = f"Reverted lines {span.start + 1}-{span.end} of {shown} ({who})."
+        where = f"line {span.end}" if span.end == span.start + 1 else f"lines {span.start + 1}-{span.end}"
+        b.reply = f"Reverted {where} of {shown} ({who})."
         b.data = RevertData(shown, span.start + 1, span.end, span.author.submission_id)
 
 

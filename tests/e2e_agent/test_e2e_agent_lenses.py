@@ -162,6 +162,8 @@ async def test_the_users_change_reaches_the_model_and_lenses_revert_the_agents_h
             "return w * h", "return w * h if w > 0 else 0"
         )
         assert ok["data"]["startLine"] == 6 and ok["data"]["endLine"] == 6
+        applied = [e for e in s.events_of("editApplied") if e.get("submissionId") == ok["submissionId"]]
+        assert [(e["uri"], e["applied"]) for e in applied] == [(ed.uri, True)], "clients save it as any edit"
 
         # the hunk the user changed is refused, with the reason
         refused = await s.execute("coder.revertHunk", found[0].command.arguments[0])

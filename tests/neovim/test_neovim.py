@@ -709,4 +709,4 @@ def test_code_lens_names_the_prompt_and_reverts_the_hunk(nvim: str, workspace: P
     assert r["after_fix"] == ["bar"], r
     [lens] = r["lenses"]
     assert lens["line"] == 0 and '"fix the foo in a.txt"' in lens["title"], lens
-    assert r["after_revert"] == ["foo"], r
+    assert r["after_revert"] == ["foo"] and r["disk_after_revert"] == ["foo"], r

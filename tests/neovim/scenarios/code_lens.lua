@@ -53,6 +53,10 @@ T.run(function()
     return vim.api.nvim_buf_get_lines(buf, 0, -1, false)[1] == 'foo'
   end, 'the revert in the buffer')
   R.after_revert = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  T.wait(10000, function() -- saved as after any edit of the server's (save_edited_files)
+    return vim.fn.readfile('a.txt')[1] == 'foo'
+  end, 'the revert saved to disk')
+  R.disk_after_revert = vim.fn.readfile('a.txt')
   T.wait(10000, function()
     return #lenses(buf) == 0
   end, 'the lens to go')
