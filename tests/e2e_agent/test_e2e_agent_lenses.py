@@ -218,6 +218,10 @@ async def test_a_change_to_a_file_the_agent_never_touched_tells_the_model_nothin
         ed.retype(1, "return a - b", "return a + b")
         other = Editor(s, "shapes.py", AFTER)
         other.retype(0, "def area(w, h):", "def area(w, h):  # a line the agent did not write")
+        other.replace("import math\n\n" + other.text)  # lines added above the agent's move its lenses
+        assert [lens.range.start.line for lens in await lenses(s, other.uri)] == [3, 7]
+        other.replace(other.text.replace("import math\n", "", 1))  # ... and removed, back up
+        assert [lens.range.start.line for lens in await lenses(s, other.uri)] == [2, 6]
         fake.push(reply("Fine."))
         assert (await s.execute("coder.input", {"text": "and now?"}))["status"] == "completed"
         assert NOTE not in all_text(requests(fake)[-1])
