@@ -26,6 +26,7 @@ import bench_commands
 import bench_compact
 import bench_first_turn
 import bench_init
+import bench_lenses
 import bench_questions
 import bench_references
 import bench_scale
@@ -42,6 +43,7 @@ MODULES = [
     bench_first_turn,
     bench_scale,
     bench_references,
+    bench_lenses,  # section 23: typing in a file the agent wrote
     bench_compact,
     bench_acp,  # the ACP edge against the LSP one
     bench_questions,  # issue 31: the questions of a scripted session, per preset

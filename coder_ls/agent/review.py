@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from coder_ls.agent.textedits import _LineIndex
+from coder_ls.attribution.agentlines import key_of
 from coder_ls.engine.host import Host
-from coder_ls.protocol.edits import EditRequest, FileChange, TextEdit
+from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange, TextEdit
 from coder_ls.protocol.events import ApprovalRequested, ApprovalResolved, EditApplied
 from coder_ls.saferead import read_text_or_none
 
@@ -162,11 +163,18 @@ async def commit_reviewed(ctx: ToolContext, path: Path, base_text: str, change: 
         timeout_seconds=timeout,
     )
     uri = path.as_uri()
+    lines, key = ctx.agent_lines, key_of(path)
+    if lines is not None:
+        lines.expect(key, change.new_text)  # the editor's echo of it is not the user's typing
+    outcome: EditOutcome | None = None
     try:
         outcome = await ctx.host.apply_edit(request)
     except asyncio.CancelledError:
         ctx.emit(ApprovalResolved(call_id=cid, decision="cancelled"))
         raise
+    finally:
+        if lines is not None and (outcome is None or not outcome.applied):
+            lines.unexpect(key)
     if not outcome.applied:
         ctx.emit(ApprovalResolved(call_id=cid, decision="deny"))
         ctx.emit(EditApplied(uri=uri, applied=False, reason=outcome.reason))
@@ -186,6 +194,10 @@ async def commit_reviewed(ctx: ToolContext, path: Path, base_text: str, change: 
     else:
         hunks = match_hunks(base_text, change.edits, now if now is not None else "")
     any_applied, message = review_message(rel, hunks)
+    if lines is not None:  # after the editor's echo (awaited above)
+        if any_applied and now is not None:
+            lines.wrote(key, rel, base_text, now, ctx.submission_id, ctx.subagent)
+        lines.unexpect(key)
     ctx.emit(ApprovalResolved(call_id=cid, decision="allowOnce" if any_applied else "deny"))
     ctx.emit(EditApplied(uri=uri, applied=any_applied, on_disk=outcome.written_to_disk))
     if any_applied:

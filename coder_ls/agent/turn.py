@@ -35,6 +35,7 @@ from coder_ls.agent.tools.base import SubagentRunner
 from coder_ls.agent.tools.bash import sandbox_options
 from coder_ls.agent.tools.exitplan import PLAN_NOTE
 from coder_ls.agent.verify import is_user_verify, should_verify, verify_command, verify_message
+from coder_ls.attribution.agentlines import AgentLines, render
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.codeaction import path_of
 from coder_ls.engine.planmode import propose
@@ -155,7 +156,10 @@ class Turn:
             actor=actor,
             run_subagents=subagents,
             submission_id=ctx.submission_id,
+            agent_lines=self.session.extension(AgentLines, AgentLines),
+            subagent=agent_type,
         )
+        self.agent_type = agent_type
         self.usage = UsageData()
         self.verify_attempts = 0
         self.paused = False  # the last response ended with `pause_turn` (a server tool's long turn)
@@ -199,6 +203,8 @@ class Turn:
             self.b.fail("hook_blocked", f"A hook blocked this prompt: {why}", mode="nl")
             return
         self.turn_effort = action.effort
+        if self.agent_type is None and self.ctx.agent_lines is not None:  # the code lenses name it
+            self.ctx.agent_lines.prompt(self.turn.submission_id, action.prompt)
         text = action.prompt + _selection_text(self.turn, action) + added
         if action.plan and is_complex(action.prompt):
             first_line = action.prompt.strip().splitlines()[0] if action.prompt.strip() else action.prompt
@@ -252,6 +258,16 @@ class Turn:
             self.b.reply = plan
             self.turn.emit(propose(self.session, self.turn.submission_id, plan))
 
+    def tell_user_edits(self) -> None:
+        """The user's changes to lines the agent wrote in this session since the last request
+        (section 23): told once, as a small diff, so the model does not undo them."""
+        lines = self.ctx.agent_lines
+        if self.agent_type is not None or lines is None:
+            return
+        edits = lines.take_user_edits(str(self.turn.root))
+        if edits:
+            self.record(Message(role="user", content=[TextBlock(text=render(edits))]))
+
     async def step(self) -> tuple[str, list[ToolUseBlock]] | None:
         # a /model or /permissions sent during the turn applies from this request on
         self.provider, self.model = self.providers(self.turn)
@@ -259,6 +275,7 @@ class Turn:
         self.ctx.config = self.config
         if not await self.maybe_compact():
             return None
+        self.tell_user_edits()
         self.turn.report("Thinking")
         request = ProviderRequest(
             model=self.model,

@@ -70,6 +70,7 @@ from coder_ls.protocol.ops import (
     ListCommands,
     Op,
     PlanAnswer,
+    RevertAgentHunk,
     Submission,
     UserInput,
 )
@@ -432,6 +433,15 @@ class Engine:
             case PlanAnswer():
                 b.mode = "nl"
                 return True, answer_planner(op, b)
+            case RevertAgentHunk(path=path, hunk_id=hunk_id):
+                from coder_ls.engine.lenses import RevertHunkTask
+
+                b.mode = "command"
+
+                async def revert(ctx: TaskContext) -> list[Task]:
+                    return [RevertHunkTask(path, hunk_id)]
+
+                return True, revert
             case UserInput(text=text, context=context, origin=origin):
                 pastes: tuple[Paste, ...] = ()
                 if op.pastes:  # a long paste shows as `[Pasted text #N, L lines]` (a prompt's only)

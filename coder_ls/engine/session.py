@@ -134,6 +134,10 @@ class Session:
             found = self._extensions[kind] = make()
         return found  # type: ignore[no-any-return]
 
+    def find_extension(self, kind: type[T]) -> T | None:
+        """The session's instance of `kind` if one was made (`extension`), else None."""
+        return self._extensions.get(kind)  # type: ignore[no-any-return]
+
     # -- events -------------------------------------------------------------------------
     def emit(self, event: Event, submission_id: str) -> None:
         self.seq += 1

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
+from pygls.uris import to_fs_path
 
 from coder_ls.protocol.args import (
     CodeActionArgs,
@@ -17,10 +18,20 @@ from coder_ls.protocol.args import (
     InterruptArgs,
     ListCommandsArgs,
     PlanArgs,
+    RevertHunkArgs,
     ShellArgs,
     SlashArgs,
 )
-from coder_ls.protocol.ops import CodeAction, CompleteInput, Interrupt, ListCommands, Op, PlanAnswer, UserInput
+from coder_ls.protocol.ops import (
+    CodeAction,
+    CompleteInput,
+    Interrupt,
+    ListCommands,
+    Op,
+    PlanAnswer,
+    RevertAgentHunk,
+    UserInput,
+)
 
 FIXED_IDS = (
     "coder.input",
@@ -30,6 +41,7 @@ FIXED_IDS = (
     "coder.codeAction",
     "coder.completeInput",
     "coder.plan",
+    "coder.revertHunk",
 )
 
 
@@ -187,6 +199,14 @@ def decode(command: str, arguments: Sequence[Any] | None, slash_names: list[str]
                 diagnostics=tuple(c.diagnostics or ()),
             )
             return op, c.session_id
+        case "coder.revertHunk":
+            r = _convert(command, raw, RevertHunkArgs)
+            path = to_fs_path(r.uri) if r.uri.startswith("file:") else None
+            if not path:
+                raise BadArguments(f"coder.revertHunk: `uri` is not a file: URI: {r.uri!r}")
+            if not r.hunk_id.strip():
+                raise BadArguments("coder.revertHunk: `hunkId` is empty (the code lens's)")
+            return RevertAgentHunk(path=path, hunk_id=r.hunk_id), r.session_id
     name = command.removeprefix("coder.")
     if command.startswith("coder.") and name in slash_names:
         s2 = _convert(command, raw, SlashArgs)

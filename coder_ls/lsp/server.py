@@ -20,7 +20,7 @@ from pygls.uris import to_fs_path
 
 from coder_ls import __version__, protocolversion
 from coder_ls.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
-from coder_ls.lsp import codeactions
+from coder_ls.lsp import codeactions, lenses
 from coder_ls.lsp.commands import FOCUS_ID, BadArguments, BadInput, command_ids, decode, focus_args
 from coder_ls.lsp.host import LspHost, resolve_caps
 from coder_ls.lsp.logs import ClientLogHandler, add_secret_names
@@ -81,6 +81,7 @@ class CoderServer(LanguageServer):
         self._init_params: types.InitializeParams | None = None
         self._pending_settings: types.DidChangeConfigurationParams | None = None
         self.host: LspHost | None = None
+        self.lens_refresher = lenses.Refresher()
         proto = self.protocol
         assert isinstance(proto, CoderProtocol)
         proto.on_cancel_request = self._on_cancel_request
@@ -258,6 +259,7 @@ class CoderServer(LanguageServer):
             if msg_id is not None:
                 self._requests.pop(msg_id, None)
             self.progress_manager.forget(submission_id)
+            self.lens_refresher.after_submission(self)  # the agent's lines may have changed
         if submission_id in self._cancel_requested:
             self._cancel_requested.discard(submission_id)
             raise JsonRpcRequestCancelled(f"request {msg_id} was cancelled", data=msgspec.to_builtins(result))
@@ -308,8 +310,11 @@ def build_server() -> CoderServer:
         if ls.engine is not None:
             doc = ls.workspace.get_text_document(params.text_document.uri)
             ls.engine.checkpoints.note_editor_change(Path(doc.path), doc.source)
+            if isinstance(params, types.DidChangeTextDocumentParams):  # versioned: the user's typing
+                lenses.editor_changed(ls, params)
 
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_buffer)
     server.feature(types.TEXT_DOCUMENT_DID_SAVE)(on_buffer)
     codeactions.register(server)
+    lenses.register(server)
     return server

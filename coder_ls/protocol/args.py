@@ -124,6 +124,18 @@ class CodeActionArgs(Wire):
     session_id: str | None = None
 
 
+class RevertHunkArgs(Wire):
+    """`coder.revertHunk`: the command of a code lens on lines the agent wrote (section 23):
+    put that hunk back as it was, when its lines are still the agent's."""
+
+    uri: str
+    hunk_id: str  # the lens's own id for the hunk (never a line number: lines move)
+    session_id: str | None = None
+    # VS Code's client marks the commands it runs itself (`link`, section 18). A revert needs
+    # no more than the hunk id, which only this server's lenses carry, and is undoable.
+    origin: InputOrigin | None = None
+
+
 class CompleteInputArgs(Wire):
     """`coder.completeInput`: what can complete the word at `position` (a character offset
     in `text`, default its end) when it starts with `@` (files, folders, agents) or is the

@@ -38,6 +38,13 @@ class CodeAction(msgspec.Struct, frozen=True):
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
+class RevertAgentHunk(msgspec.Struct, frozen=True):
+    """Put back one hunk the agent wrote (`coder.revertHunk`); `path` as the edge read the uri."""
+
+    path: str
+    hunk_id: str
+
+
 class ListCommands(msgspec.Struct, frozen=True):
     include_hidden: bool = False
 
@@ -56,7 +63,7 @@ class PlanAnswer(msgspec.Struct, frozen=True):
     mode: str | None = None  # approve: the preset the plan runs in (None: the configuration's)
 
 
-Op = UserInput | Interrupt | CodeAction | ListCommands | CompleteInput | PlanAnswer
+Op = UserInput | Interrupt | CodeAction | ListCommands | CompleteInput | PlanAnswer | RevertAgentHunk
 
 
 class Submission(msgspec.Struct, frozen=True):

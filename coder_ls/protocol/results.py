@@ -171,6 +171,15 @@ class UndoData(Tagged, tag="undo"):
     conflicts: list[str] = msgspec.field(default_factory=list)
 
 
+class RevertData(Tagged, tag="revertHunk"):
+    """`coder.revertHunk`: the lines put back (1-based, inclusive) and who had written them."""
+
+    path: str
+    start_line: int
+    end_line: int
+    submission_id: str
+
+
 class HelpData(Tagged, tag="help"):
     commands: list[CommandInfo]
 
@@ -469,6 +478,7 @@ Data = (
     | PermissionsData
     | DiffData
     | UndoData
+    | RevertData
     | HelpData
     | SessionData
     | InterruptData

@@ -49,6 +49,7 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         "coder.completeInput": args.CompleteInputArgs,
         "coder.focus": args.FocusArgs,
         "coder.plan": args.PlanArgs,
+        "coder.revertHunk": args.RevertHunkArgs,
     }
     for name, kind in commands.items():
         schema = msgspec.json.schema(kind)

@@ -699,3 +699,14 @@ def test_plan_mode_offers_approve_and_the_approved_plan_writes(nvim: str, worksp
     titles = r["asked"][0]["titles"]
     assert any("auto-edit" in t for t in titles) and "Reject (end plan mode)" in titles, titles
     assert r["disk"] == ["bar"] and (workspace / "a.txt").read_text() == "bar\n"
+
+
+def test_code_lens_names_the_prompt_and_reverts_the_hunk(nvim: str, workspace: Path) -> None:
+    write_scripted_fix(workspace)
+    r = run_scenario(nvim, "code_lens", workspace)
+    check(r)
+    assert r["fix"]["status"] == "completed", r["fix"]
+    assert r["after_fix"] == ["bar"], r
+    [lens] = r["lenses"]
+    assert lens["line"] == 0 and '"fix the foo in a.txt"' in lens["title"], lens
+    assert r["after_revert"] == ["foo"] and r["disk_after_revert"] == ["foo"], r

@@ -29,7 +29,7 @@ PACKAGE = Path(coder_ls.__file__).parent
 
 EDGES = ("lsp", "acp", "headless", "cli", "wiring", "demo", "doctor", "__main__")
 FLOOR = ("protocol", "fsutil", "environ", "saferead", "globs", "userdirs", "configcheck", "protocolversion")
-MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks", "web", "isolation")
+MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks", "web", "isolation", "attribution")
 
 # package -> the packages it must never import (everything above it)
 ABOVE: dict[str, tuple[str, ...]] = {

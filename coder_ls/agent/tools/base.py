@@ -12,6 +12,7 @@ import msgspec
 
 from coder_ls.agent.grants import SessionGrants
 from coder_ls.agent.paths import PathError, display_path, resolve_path, skill_file
+from coder_ls.attribution.agentlines import AgentLines
 from coder_ls.engine.agent_api import SkillInfo, _no_skills
 from coder_ls.engine.host import Host
 from coder_ls.fsutil import ANYWHERE
@@ -113,6 +114,9 @@ class ToolContext:
     sandbox_required: bool = False
     submission_id: str = ""  # the submission this turn runs for (`ask_user` names it to the client)
     proposed_plan: str | None = None  # plan mode: what `exit_plan_mode` handed over (set by the tool)
+    # the session's record of the lines the agent wrote (code lenses, the user's changes to them)
+    agent_lines: AgentLines | None = None
+    subagent: str | None = None  # the subagent this turn runs as (its definition's name)
 
     def resolve(self, raw: str) -> Path:
         """A path the model named, inside the workspace (or a `PathError`)."""

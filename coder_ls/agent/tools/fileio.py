@@ -17,6 +17,7 @@ import msgspec
 
 from coder_ls.agent.textedits import minimal_edits
 from coder_ls.agent.tools.base import ToolContext, ToolError
+from coder_ls.attribution.agentlines import key_of
 from coder_ls.fsutil import write_atomic
 from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange
 from coder_ls.protocol.events import EditApplied
@@ -130,15 +131,24 @@ async def commit_text(
 
         await commit_reviewed(ctx, path, base.text, change, ctx.review_edit)
         return change
-    if ctx.host.caps.apply_edit:
-        outcome = await ctx.host.apply_edit(EditRequest(label=label, changes=(change,), root=str(ctx.write_root)))
-    else:
-        try:
-            await asyncio.to_thread(write_text, path, new_text, ctx.write_root)
-        except OSError as exc:
-            raise ToolError(f"could not write {rel}: {exc}") from exc
-        outcome = EditOutcome(applied=True, written_to_disk=True)
+    lines, key = ctx.agent_lines, key_of(path)
+    if lines is not None:
+        lines.expect(key, new_text)  # the editor's echo of this edit is not the user's typing
+    try:
+        if ctx.host.caps.apply_edit:
+            outcome = await ctx.host.apply_edit(EditRequest(label=label, changes=(change,), root=str(ctx.write_root)))
+        else:
+            try:
+                await asyncio.to_thread(write_text, path, new_text, ctx.write_root)
+            except OSError as exc:
+                raise ToolError(f"could not write {rel}: {exc}") from exc
+            outcome = EditOutcome(applied=True, written_to_disk=True)
+    finally:
+        if lines is not None:
+            lines.unexpect(key)
     uri = path.as_uri()
+    if lines is not None and outcome.applied:
+        lines.wrote(key, rel, base.text, new_text, ctx.submission_id, ctx.subagent)
     if not outcome.applied:
         reason = outcome.reason or "no reason given"
         ctx.emit(EditApplied(uri=uri, applied=False, reason=outcome.reason))

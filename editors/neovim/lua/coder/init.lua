@@ -29,6 +29,7 @@ local defaults = {
   transcript_split = 'botright split',
   capabilities = nil, -- merged into make_client_capabilities()
   on_attach = nil, -- function(client, bufnr)
+  codelens = true, -- show who wrote the agent's lines (vim.lsp.codelens), refreshed after each turn
   approval_timeout_ms = 10 * 60 * 1000, -- Neovim < 0.10 with an async vim.ui.select
   interrupt_fallback_ms = 3000, -- progress cancel not honoured: send coder.interrupt
   save_edited_files = true, -- :write a buffer after the agent's edit to it (shell/tests see it)
@@ -241,6 +242,11 @@ local function handle_event(client_id, ev)
       progress.finish_submission(client_id, ev.submissionId)
       approval.turn_finished(client_id)
       plan.offer(M.execute, client_id) -- a plan came with this turn: Approve / Revise / Reject
+      if M.config.codelens then -- the lines the agent wrote (or a revert) moved the lenses
+        vim.schedule(function()
+          require('coder.lenses').refresh_client(client_id)
+        end)
+      end
     end
     reload_buffers_later()
   end
@@ -512,7 +518,14 @@ function M.client_config(root)
     handlers = make_handlers(),
     on_init = on_init,
     on_exit = on_exit,
-    on_attach = M.config.on_attach,
+    on_attach = function(client, bufnr)
+      if M.config.codelens then
+        require('coder.lenses').attach(bufnr)
+      end
+      if M.config.on_attach then
+        M.config.on_attach(client, bufnr)
+      end
+    end,
   }
 end
 
