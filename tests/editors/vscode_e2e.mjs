@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { expect, failures, layoutAtWidths, setSidebarWidth, SOFT, toastsOnScreen, transcriptChecks, watchToasts } from './vscode_e2e_chat.mjs';
 import { linkSteps } from './vscode_e2e_links.mjs';
+import { bufferSteps } from './vscode_e2e_buffers.mjs';
 
 const env = (name) => {
   const v = process.env[name];
@@ -72,7 +73,7 @@ async function until(what, fn, timeout = 30000) {
 // the chat's words, diffs, code blocks and layout (steps 4, 12 and 12b-12c) (the workspace's
 // script then holds only their turns: tests/editors/vscode_e2e_<only>_script.json)
 const ONLY = process.env.CODER_E2E_ONLY ?? '';
-if (!['', 'input', 'link', 'chat'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link or chat`);
+if (!['', 'input', 'link', 'chat', 'buffers'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link or chat`);
 // a 40x30 red PNG (made with Pillow)
 const RED_PNG =
   'iVBORw0KGgoAAAANSUhEUgAAACgAAAAeCAIAAADRv8uKAAAALElEQVR4nO3NMQEAAAQAMGTQP5kwKvg8W4HldMeHelnFYrFYLBaLxWKxWHyyHfoBQAOTqpMAAAAASUVORK5CYII=';
@@ -491,6 +492,7 @@ try {
   expect(seen.max <= 1, `${seen.max} notifications at once while the chat was open, during ${seen.at}`);
   // 15. command: links (model output, a README) that try `!touch pwned`, `rm victim`, /trust
   if (!ONLY || ONLY === 'link') await linkSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
+  if (ONLY === 'buffers') await bufferSteps({ page, chat, send, until, screenshot, step, WS, transcriptText });
   if (failures.length) throw new Error(`${failures.length} checks failed (CODER_E2E_SOFT):\n- ${failures.join('\n- ')}`);
   step('all steps passed');
 } catch (e) {
