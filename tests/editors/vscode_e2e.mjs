@@ -320,7 +320,7 @@ try {
   const coderIcon = page.locator('.activitybar .action-item a[aria-label^="Coder"]').first();
   await coderIcon.waitFor({ state: 'visible', timeout: 90000 });
   await coderIcon.click();
-  await chat.locator('#input').waitFor({ state: 'visible', timeout: 60000 });
+  await chat.locator('#input').waitFor({ state: 'visible', timeout: 240000 }); // activation awaits the first start's setup (slow on a busy machine)
   await screenshot('chat-open');
 
   // 1b. no coder-ls anywhere: the extension makes its own environment from the .vsix, with

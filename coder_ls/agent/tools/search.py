@@ -237,9 +237,10 @@ def make_grep_tool(
         note, unsaved = "", False
         if scan is not None:
             matches, note, unsaved = scan.merge(matches), scan.note(), scan.unsaved
+        # the note last: a client reads grep's first line (`No matches`) and its `path` / `n:text` rows
         if not matches:
-            return ToolOutput(f"{note}No matches for {inp.pattern!r}.", unsaved=unsaved)
-        return ToolOutput(note + format_matches(matches, max_results), unsaved=unsaved)
+            return ToolOutput(f"No matches for {inp.pattern!r}.\n{note}".rstrip("\n"), unsaved=unsaved)
+        return ToolOutput(f"{format_matches(matches, max_results)}\n{note}".rstrip("\n"), unsaved=unsaved)
 
     return Tool(
         "grep",

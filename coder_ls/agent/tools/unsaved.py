@@ -74,7 +74,7 @@ class BufferScan:
             parts.append(f"{NOTE[:-1]}; searched for: {', '.join(sorted(self.replaced))})")
         for rel in self.too_large:
             parts.append(f"({rel}: its unsaved editor buffer is too large to search; not searched)")
-        return "\n".join(parts) + "\n" if parts else ""
+        return "\n".join(parts)
 
 
 def unsaved_in(host: Host, candidates: Iterable[tuple[Path, str]]) -> list[tuple[str, OpenDocument]]:
