@@ -45,6 +45,9 @@ export async function bufferSteps({ page, chat, send, until, screenshot, step, W
   const tools = chat.locator('#transcript > .entry.tool');
   const read = (await tools.filter({ hasText: 'notes.ts' }).allTextContents()).join('\n');
   if (!read.includes('typedNotSaved')) throw new Error(`the chat's read/grep do not show the typed line: ${read}`);
+  // the grep's sentence counts the matches, not the server's note on the buffer
+  const said = (await chat.locator('#transcript > .entry.tool > summary').allInnerTexts()).map((x) => x.trim().replace(/\s+/g, ' '));
+  if (!said.some((x) => /Searched for typedNotSaved · 1 match$/.test(x))) throw new Error(`the grep's sentence: ${JSON.stringify(said)}`);
   // what the model's next request was built from: the tool results in the session log
   const results = [];
   const walk = (v) => {
