@@ -261,6 +261,10 @@ class AcpHost:
         from the disk (an unsaved buffer); else None and the tools read the disk."""
         return self._buffers.get(path)
 
+    def open_paths(self) -> Sequence[Path]:
+        """The paths fetched for the running tool call whose text differs from the disk."""
+        return list(self._buffers)
+
     async def fetch_documents(self, paths: Sequence[Path]) -> None:
         """`fs/read_text_file` for each path the tool call names, when the client offers it:
         what the editor has (unsaved changes included) is what the tool reads and edits."""

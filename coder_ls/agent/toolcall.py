@@ -63,6 +63,7 @@ class ToolCalls:
         self.ctx, self.tools, self.hooks = ctx, tools, hooks
         self._config, self._persist, self._turn_grants = config, persist_rule, turn_grants
         self._checked: tuple[str, Path, str | None] | None = None  # the policy's last command check
+        self._unsaved = False  # the running call's tool saw an unsaved editor buffer
 
     # --- the order ------------------------------------------------------------------------
 
@@ -72,8 +73,9 @@ class ToolCalls:
         await ctx.host.fetch_documents(call_paths(call.input, ctx.root))
         ctx.call_id = call.id
         self._checked = None
+        self._unsaved = False
         text, is_error, images = await self._call(call)
-        ctx.emit(ToolCallEnd(call_id=call.id, output=text, is_error=is_error))
+        ctx.emit(ToolCallEnd(call_id=call.id, output=text, is_error=is_error, unsaved=self._unsaved))
         return ToolResultBlock(tool_use_id=call.id, content=text, is_error=is_error, images=images)
 
     async def _call(self, call: ToolUseBlock) -> tuple[str, bool, list[ImageBlock]]:
@@ -115,6 +117,7 @@ class ToolCalls:
             ctx.review_edit = None
             ctx.checked = None
             ctx.sandbox_required = False
+        self._unsaved = output.unsaved
         text = await self.hooks.after_tool(call, raw, output.text, output.is_error)
         return text, output.is_error, list(output.images)
 

@@ -55,6 +55,11 @@ class Host(Protocol):
     def open_document(self, path: Path) -> OpenDocument | None:
         """The editor's buffer for `path` when the document is open (unsaved text)."""
 
+    def open_paths(self) -> Sequence[Path]:
+        """The files whose documents are open in the editor (`file://` documents only; any
+        other URI names no file): what a search over many files (grep) checks against
+        `open_document` for unsaved text."""
+
     async def fetch_documents(self, paths: Sequence[Path]) -> None:
         """Before a tool call reads or edits `paths`: make the editor's unsaved buffers of
         them visible to `open_document`. Over LSP the client pushes them (didOpen/didChange):
@@ -110,6 +115,9 @@ class NullHost:
 
     def open_document(self, path: Path) -> OpenDocument | None:
         return None
+
+    def open_paths(self) -> Sequence[Path]:
+        return ()
 
     async def show_document(self, path: Path) -> bool:
         return False

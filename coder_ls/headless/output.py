@@ -183,6 +183,9 @@ class HeadlessHost:
     def open_document(self, path: Path) -> OpenDocument | None:
         return None
 
+    def open_paths(self) -> Sequence[Path]:
+        return ()
+
     async def fetch_documents(self, paths: Sequence[Path]) -> None:
         return None
 

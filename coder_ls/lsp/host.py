@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path, uri_scheme
 
 from coder_ls.engine.edgewrite import refusal, write_inside
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
@@ -165,6 +165,15 @@ class LspHost:
         if doc is None:
             return None
         return OpenDocument(text=doc.source, version=doc.version)
+
+    def open_paths(self) -> Sequence[Path]:
+        """Every open `file://` document's path; a `git:`, `untitled:` or remote URI names no
+        file of this machine and is left out (as `open_document` never finds it)."""
+        out: list[Path] = []
+        for uri in list(self.server.workspace.text_documents):
+            if uri_scheme(uri) == "file" and (fs_path := to_fs_path(uri)) is not None:
+                out.append(Path(fs_path))
+        return out
 
     async def fetch_documents(self, paths: Sequence[Path]) -> None:
         return None  # the client keeps `workspace.text_documents` current (didOpen/didChange)

@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled, JsonRpcServerNotInitialized
 from pygls.io_ import StdinAsyncReader
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.uris import to_fs_path, uri_scheme
 
 from coder_ls import __version__, protocolversion
 from coder_ls.commands.names import BUILTIN_ALIASES, BUILTIN_NAMES
@@ -309,9 +309,10 @@ def build_server() -> CoderServer:
     def on_buffer(ls: CoderServer, params: Any) -> None:  # /undo keeps paths the user typed in
         if ls.engine is not None:
             doc = ls.workspace.get_text_document(params.text_document.uri)
-            ls.engine.checkpoints.note_editor_change(Path(doc.path), doc.source)
-            if isinstance(params, types.DidChangeTextDocumentParams):  # versioned: the user's typing
-                lenses.editor_changed(ls, params)
+            if doc.path is not None and uri_scheme(doc.uri) == "file":  # a `git:` document is no file
+                ls.engine.checkpoints.note_editor_change(Path(doc.path), doc.source)
+                if isinstance(params, types.DidChangeTextDocumentParams):  # versioned: the user's typing
+                    lenses.editor_changed(ls, params)
 
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_buffer)
     server.feature(types.TEXT_DOCUMENT_DID_SAVE)(on_buffer)

@@ -54,6 +54,9 @@ class ToolCallEnd(Event, tag="toolCallEnd"):
     call_id: str
     output: str
     is_error: bool = False
+    # The tool read or edited an editor buffer with unsaved changes, not the file on disk
+    # (`read`, `grep`, `edit`: contract section 23).
+    unsaved: bool = False
 
 
 class ShellOutput(Event, tag="shellOutput"):

@@ -61,6 +61,9 @@ class FakeHost:
     def open_document(self, path: Path) -> OpenDocument | None:
         return self.docs.get(path)
 
+    def open_paths(self) -> list[Path]:
+        return list(self.docs)
+
     async def fetch_documents(self, paths: object) -> None:
         return None
 

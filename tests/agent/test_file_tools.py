@@ -237,3 +237,26 @@ async def test_the_edit_names_the_root_that_bounds_it(make_harness, tmp_path: Pa
     out = await call(wide, "write", path=str(tmp_path / "o.txt"), content="there\n")
     assert not out.is_error, out.text
     assert (tmp_path / "o.txt").read_text() == "there\n"
+
+
+async def test_read_and_edit_of_a_buffer_equal_to_the_disk_is_not_unsaved(harness) -> None:
+    path = harness.root / "same.py"
+    path.write_text("x = 1\n")
+    harness.host.docs[path] = OpenDocument("x = 1\n", 2)
+    out = await call(harness, "read", path="same.py")
+    assert not out.unsaved and "unsaved" not in out.text
+    edited = await call(harness, "edit", path="same.py", oldString="x = 1", newString="x = 2")
+    assert not edited.is_error and not edited.unsaved and "unsaved" not in edited.text
+    assert harness.host.edits[0].changes[0].base_version == 2  # still the buffer's version
+
+
+async def test_an_unsaved_buffer_is_never_written_over_on_disk(make_harness) -> None:
+    """A client that cannot apply edits but holds an unsaved buffer: the edit is refused, the
+    disk and the buffer keep their texts (contract section 23)."""
+    h = make_harness(apply_edit=False)
+    path = h.root / "typed.py"
+    path.write_text("x = 1\n")
+    h.host.docs[path] = OpenDocument("x = 1\ny = 2\n", 3)
+    out = await call(h, "edit", path="typed.py", oldString="y = 2", newString="y = 3")
+    assert out.is_error and "unsaved changes" in out.text
+    assert path.read_text() == "x = 1\n" and h.host.edits == []

@@ -123,3 +123,31 @@ async def test_ls(repo) -> None:
     assert "not a directory" in (await tool.call(repo.ctx, {"path": "README.md"})).text
     assert "not found" in (await tool.call(repo.ctx, {"path": "nope"})).text
     assert "outside the workspace" in (await tool.call(repo.ctx, {"path": "/"})).text
+
+
+@pytest.mark.parametrize("mode", GREP_MODES)
+async def test_grep_searches_unsaved_buffers_as_their_files(repo, mode: str) -> None:
+    """Contract section 23: an unsaved buffer is searched in place of its file (no stale disk
+    match), only where grep searches that file (scope, glob, ignored and skipped folders); a
+    buffer equal to the disk is the file; one too large is skipped like a file."""
+    from coder_ls.agent.tools.search import MAX_GREP_FILE_BYTES
+    from coder_ls.engine.host import OpenDocument
+
+    root, docs, grep = repo.root, repo.host.docs, GREPS[mode]
+    docs[root / "src" / "app.py"] = OpenDocument("import os\nTOKEN = 'changed'\nneedle_new = 1\n", 4)
+    docs[root / "build" / "out.py"] = OpenDocument("needle in an ignored buffer\n", 1)
+    docs[root / "node_modules" / "dep.js"] = OpenDocument("needle in a skipped buffer\n", 1)
+    docs[root / "src" / "util.ts"] = OpenDocument("export const needle = 1;\n", 2)  # saved: the file
+    out = await grep.call(repo.ctx, {"pattern": "needle"})
+    lines = out.text.splitlines()
+    assert out.unsaved and "unsaved editor buffer" in lines[-1] and "src/app.py" in lines[-1], lines
+    assert lines[:-1] == ["src/app.py", "3:needle_new = 1", "src/util.ts", "1:export const needle = 1;"], lines
+    stale = await grep.call(repo.ctx, {"pattern": "TOKEN = 'needle'"})
+    assert stale.text.startswith("No matches") and stale.unsaved, stale.text
+    other = await grep.call(repo.ctx, {"pattern": "needle", "glob": "*.ts"})
+    assert not other.unsaved and "unsaved" not in other.text, other.text
+    outside = await grep.call(repo.ctx, {"pattern": "needle", "path": "README.md"})
+    assert not outside.unsaved, outside.text
+    docs[root / "src" / "app.py"] = OpenDocument("needle\n" * (MAX_GREP_FILE_BYTES // 7 + 1), 5)
+    huge = await grep.call(repo.ctx, {"pattern": "needle"})
+    assert "too large to search" in huge.text and "src/app.py\n" not in huge.text, huge.text[:300]

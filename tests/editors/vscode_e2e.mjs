@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { expect, failures, layoutAtWidths, setSidebarWidth, SOFT, toastsOnScreen, transcriptChecks, watchToasts } from './vscode_e2e_chat.mjs';
 import { linkSteps } from './vscode_e2e_links.mjs';
 import { lensSteps } from './vscode_e2e_lens.mjs';
+import { bufferSteps } from './vscode_e2e_buffers.mjs';
 
 const env = (name) => {
   const v = process.env[name];
@@ -73,7 +74,7 @@ async function until(what, fn, timeout = 30000) {
 // the chat's words, diffs, code blocks and layout (steps 4, 12 and 12b-12c) (the workspace's
 // script then holds only their turns: tests/editors/vscode_e2e_<only>_script.json)
 const ONLY = process.env.CODER_E2E_ONLY ?? '';
-if (!['', 'input', 'link', 'chat', 'lens'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link, chat or lens`);
+if (!['', 'input', 'link', 'chat', 'lens', 'buffers'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link, chat, lens or buffers`);
 // a 40x30 red PNG (made with Pillow)
 const RED_PNG =
   'iVBORw0KGgoAAAANSUhEUgAAACgAAAAeCAIAAADRv8uKAAAALElEQVR4nO3NMQEAAAQAMGTQP5kwKvg8W4HldMeHelnFYrFYLBaLxWKxWHyyHfoBQAOTqpMAAAAASUVORK5CYII=';
@@ -320,7 +321,7 @@ try {
   const coderIcon = page.locator('.activitybar .action-item a[aria-label^="Coder"]').first();
   await coderIcon.waitFor({ state: 'visible', timeout: 90000 });
   await coderIcon.click();
-  await chat.locator('#input').waitFor({ state: 'visible', timeout: 60000 });
+  await chat.locator('#input').waitFor({ state: 'visible', timeout: 240000 }); // activation awaits the first start's setup (slow on a busy machine)
   await screenshot('chat-open');
 
   // 1b. no coder-ls anywhere: the extension makes its own environment from the .vsix, with
@@ -493,6 +494,7 @@ try {
   // 15. command: links (model output, a README) that try `!touch pwned`, `rm victim`, /trust
   if (!ONLY || ONLY === 'link') await linkSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
   if (ONLY === 'lens') await lensSteps({ page, send, until, screenshot, step, WS, transcriptText, acceptReview });
+  if (ONLY === 'buffers') await bufferSteps({ page, chat, send, until, screenshot, step, WS, transcriptText });
   if (failures.length) throw new Error(`${failures.length} checks failed (CODER_E2E_SOFT):\n- ${failures.join('\n- ')}`);
   step('all steps passed');
 } catch (e) {

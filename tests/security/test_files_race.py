@@ -28,6 +28,9 @@ class _NoEditorHost:
     def open_document(self, path: Path) -> None:
         return None
 
+    def open_paths(self) -> list[Path]:
+        return []
+
 
 def _ctx(root: Path) -> ToolContext:
     return ToolContext(root=root, config=Config(), host=_NoEditorHost())  # type: ignore[arg-type]

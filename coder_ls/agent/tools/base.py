@@ -35,6 +35,7 @@ class ToolOutput(msgspec.Struct, frozen=True):
     text: str
     is_error: bool = False
     images: tuple[ImageBlock, ...] = ()  # shown to the model with the text (`read` of an image)
+    unsaved: bool = False  # the text came from an editor buffer that differs from the disk (section 23)
 
 
 class ShellResultLike(Protocol):

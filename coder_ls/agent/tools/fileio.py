@@ -21,7 +21,7 @@ from coder_ls.attribution.agentlines import key_of
 from coder_ls.fsutil import write_atomic
 from coder_ls.protocol.edits import EditOutcome, EditRequest, FileChange
 from coder_ls.protocol.events import EditApplied
-from coder_ls.saferead import UnreadableFile, read_regular_file
+from coder_ls.saferead import UnreadableFile, read_regular_file, read_text_or_none
 
 ReadBytes = Callable[[Path], bytes]
 WriteText = Callable[[Path, str, Path], None]  # path, text, the root that bounds the write
@@ -34,6 +34,7 @@ class BaseText(msgspec.Struct, frozen=True):
     version: int | None = None
     exists: bool = True
     from_buffer: bool = False
+    unsaved: bool = False  # the buffer differs from the disk (`agent/tools/unsaved.py`)
 
 
 MAX_EDIT_BYTES = 16 * 1024 * 1024
@@ -55,7 +56,18 @@ def load_base(ctx: ToolContext, path: Path, read_bytes: ReadBytes = read_disk) -
     """The open buffer of `path`, else its text on disk, else an empty "new file"."""
     doc = ctx.host.open_document(path)
     if doc is not None:
-        return BaseText(doc.text, doc.version, exists=True, from_buffer=True)
+        size = len(doc.text.encode("utf-8", "surrogatepass"))
+        if size > MAX_EDIT_BYTES:  # capped like a file on disk
+            raise ToolError(
+                f"{ctx.rel(path)}: its editor buffer is too large to edit ({size} bytes; at most {MAX_EDIT_BYTES})"
+            )
+        unsaved = read_text_or_none(path, size + 1) != doc.text
+        if unsaved and not ctx.host.caps.apply_edit:  # never written over on disk
+            raise ToolError(
+                f"{ctx.rel(path)} has unsaved changes in the editor, and this editor cannot take the "
+                "edit into its buffer (no workspace/applyEdit): ask the user to save or close it first"
+            )
+        return BaseText(doc.text, doc.version, exists=True, from_buffer=True, unsaved=unsaved)
     if path.is_dir():
         raise ToolError(f"{ctx.rel(path)} is a directory")
     if not path.exists():

@@ -12,6 +12,7 @@ import msgspec
 from coder_ls.agent.textedits import split_lines
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.agent.tools.fileio import (
+    BaseText,
     ReadBytes,
     WriteText,
     atomic_write,
@@ -21,6 +22,8 @@ from coder_ls.agent.tools.fileio import (
     read_disk,
 )
 from coder_ls.agent.tools.readimage import read_image
+from coder_ls.agent.tools.unsaved import NOTE as UNSAVED_NOTE
+from coder_ls.agent.tools.unsaved import unsaved_buffer
 from coder_ls.saferead import TooLarge, UnreadableFile, open_regular, read_line_range, read_regular_file
 
 MAX_READ_BYTES = 256 * 1024
@@ -164,9 +167,11 @@ def make_read_tool() -> Tool[ReadInput]:
     async def run(ctx: ToolContext, inp: ReadInput) -> ToolOutput:
         path = ctx.resolve_read(inp.path)
         rel = ctx.rel(path)
-        doc = ctx.host.open_document(path)
+        doc = await asyncio.to_thread(unsaved_buffer, ctx.host, path)  # one equal to the disk is the file
         if doc is not None:
-            return _read_text("(unsaved editor buffer)\n", rel, doc.text, len(doc.text.encode("utf-8")), inp)
+            size = len(doc.text.encode("utf-8", "surrogatepass"))
+            shown = _read_text(f"{UNSAVED_NOTE}\n", rel, doc.text, size, inp)
+            return msgspec.structs.replace(shown, unsaved=True)
         if (image := await asyncio.to_thread(read_image, ctx.root, rel, path)) is not None:
             return image
         # Off the event loop: a slow disk (or a huge file) never holds /help or an interrupt.
@@ -200,7 +205,7 @@ def make_write_tool(
             return ToolOutput(f"{rel} already has this content; nothing changed.")
         await commit_text(ctx, path, base, content, label=f"Write {rel}", write_text=write_text)
         verb = "Updated" if base.exists else "Created"
-        return ToolOutput(f"{verb} {rel} ({len(split_lines(content))} lines).")
+        return _said(base, f"{verb} {rel} ({len(split_lines(content))} lines).")
 
     return Tool(
         "write",
@@ -208,6 +213,14 @@ def make_write_tool(
         WriteInput,
         run,
     )
+
+
+def _said(base: BaseText, text: str) -> ToolOutput:
+    """A write's answer; when it went into an editor buffer with unsaved changes, saying so
+    (the disk keeps its text until the user saves)."""
+    if not base.unsaved:
+        return ToolOutput(text)
+    return ToolOutput(f"{text}\n{UNSAVED_NOTE[:-1]}; the edit is in the buffer, the disk is unchanged)", unsaved=True)
 
 
 # --- edit / multiEdit ---------------------------------------------------------------------
@@ -270,7 +283,7 @@ def make_edit_tool(
         new_text, count = replace_exact(base.text, inp, rel)
         await commit_text(ctx, path, base, new_text, label=f"Edit {rel}", write_text=write_text)
         noun = "occurrence" if count == 1 else "occurrences"
-        return ToolOutput(f"Edited {rel}: replaced {count} {noun}.{_snippet(new_text, inp.new_string)}")
+        return _said(base, f"Edited {rel}: replaced {count} {noun}.{_snippet(new_text, inp.new_string)}")
 
     return Tool(
         "edit",
@@ -301,7 +314,7 @@ def make_multi_edit_tool(
         if text == base.text:
             return ToolOutput(f"The edits leave {rel} unchanged; nothing was written.")
         await commit_text(ctx, path, base, text, label=f"Edit {rel}", write_text=write_text)
-        return ToolOutput(f"Edited {rel}: {len(inp.edits)} edits, {total} replacements.")
+        return _said(base, f"Edited {rel}: {len(inp.edits)} edits, {total} replacements.")
 
     return Tool(
         "multiEdit",

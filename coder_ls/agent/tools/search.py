@@ -18,7 +18,9 @@ from typing import Annotated
 import msgspec
 
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from coder_ls.agent.tools.unsaved import BufferScan, search_buffers, unsaved_in
 from coder_ls.engine.filelist import SKIP_DIRS, list_files
+from coder_ls.engine.host import OpenDocument
 from coder_ls.environ import child_env
 from coder_ls.globs import glob_match, name_or_path_match
 from coder_ls.protocol.wiretext import shown_name
@@ -165,6 +167,57 @@ def rg_matches(stdout: bytes) -> list[Match]:
     return matches
 
 
+async def _ignored(root: Path, rels: list[str]) -> set[str]:
+    """Which of `rels` git ignores (grep skips them on disk: so in a buffer too). Outside a
+    git work tree, none."""
+    from coder_ls.history.gitops import GitError, run_git
+
+    try:
+        run = await run_git(["check-ignore", "--", *rels], cwd=root, check=False)
+    except GitError:
+        return set()
+    return set(run.text.splitlines()) if run.returncode == 0 else set()
+
+
+async def _scan_buffers(ctx: ToolContext, base: Path, inp: GrepInput, limit: int) -> BufferScan | None:
+    """The unsaved editor buffers grep would search as files (in its scope, its glob, not in a
+    skipped or ignored folder, not leading out of the workspace), searched in place of their
+    files (`agent/tools/unsaved.py`); None when there is none."""
+    root = ctx.root
+    candidates: list[tuple[Path, str]] = []
+    for path in ctx.host.open_paths():
+        if not (path == base or path.is_relative_to(base)) or not path.is_relative_to(root):
+            continue
+        rel = path.relative_to(root).as_posix()
+        if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
+            continue
+        if inp.glob and not _glob_filter(rel, inp.glob):
+            continue
+        candidates.append((path, rel))
+    if not candidates:
+        return None
+    real_root = root.resolve()
+
+    def find() -> list[tuple[str, OpenDocument]]:
+        found = unsaved_in(ctx.host, candidates)
+        return [(rel, doc) for rel, doc in found if (root / rel).resolve().is_relative_to(real_root)]
+
+    found = await asyncio.to_thread(find)
+    if not found:
+        return None
+    ignored = await _ignored(root, [rel for rel, _ in found])
+    found = [(rel, doc) for rel, doc in found if rel not in ignored]
+    if not found:
+        return None
+    try:
+        regex = re.compile(inp.pattern, re.IGNORECASE if inp.ignore_case else 0)
+    except re.error as exc:
+        raise ToolError(f"invalid regular expression {inp.pattern!r} for the unsaved editor buffers: {exc}") from exc
+    return await asyncio.to_thread(
+        search_buffers, found, regex, limit=limit, max_chars=MAX_LINE_CHARS, max_bytes=MAX_GREP_FILE_BYTES
+    )
+
+
 def make_grep_tool(
     find_rg: FindRg = _find_rg, files: ListFiles = list_files, max_results: int = 200
 ) -> Tool[GrepInput]:
@@ -180,9 +233,14 @@ def make_grep_tool(
             listed = await asyncio.to_thread(files, ctx.root)
             scope = _under(listed, rel_base)
             matches = await asyncio.to_thread(_python_grep, ctx.root, scope, inp, max_results)
+        scan = await _scan_buffers(ctx, base, inp, max_results)
+        note, unsaved = "", False
+        if scan is not None:
+            matches, note, unsaved = scan.merge(matches), scan.note(), scan.unsaved
+        # the note last: a client reads grep's first line (`No matches`) and its `path` / `n:text` rows
         if not matches:
-            return ToolOutput(f"No matches for {inp.pattern!r}.")
-        return ToolOutput(format_matches(matches, max_results))
+            return ToolOutput(f"No matches for {inp.pattern!r}.\n{note}".rstrip("\n"), unsaved=unsaved)
+        return ToolOutput(f"{format_matches(matches, max_results)}\n{note}".rstrip("\n"), unsaved=unsaved)
 
     return Tool(
         "grep",

@@ -122,6 +122,7 @@ export function grepCounts(output: string): { matches: number; files: number; mo
   for (const line of output.split('\n')) {
     if (!line) continue;
     if (/^\.\.\. /.test(line)) more = true;
+    else if (/^\(.*unsaved editor buffer.*\)$/.test(line)) continue; // the server's note (contract section 23)
     else if (/^\d+[:-]/.test(line)) matches++;
     else files++;
   }

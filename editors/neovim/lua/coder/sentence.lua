@@ -185,7 +185,8 @@ local function outcome(call, facts)
         return l:match('^%d+[:-]') ~= nil
       end)
       local files = count_lines(output, function(l)
-        return not l:match('^%d+[:-]') and not l:match('^%.%.%. ')
+        -- not the server's note on unsaved editor buffers (contract section 23)
+        return not l:match('^%d+[:-]') and not l:match('^%.%.%. ') and not l:match('^%(.*unsaved editor buffer.*%)$')
       end)
       local more = output:match('\n%.%.%. ') and 'more than ' or ''
       table.insert(facts, more .. plural(matches, 'match', 'matches') .. (files > 1 and (' in ' .. plural(files, 'file')) or ''))

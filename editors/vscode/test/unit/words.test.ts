@@ -127,6 +127,11 @@ test('each tool reads as what it did', () => {
   assert.equal(one('glob', { pattern: '**/*.py' }, 'a.py\nb/c.py'), 'Looked for files matching `**/*.py` · 2 files');
   assert.equal(one('glob', { pattern: '*.rs' }, "No files match '*.rs'."), 'Looked for files matching `*.rs` · no files');
   assert.equal(one('grep', { pattern: 'zzz', path: 'src' }, "No matches for 'zzz'."), 'Searched for `zzz` in src · no matches');
+  // the server's note on unsaved editor buffers (contract section 23) is no file
+  const note = '(unsaved editor buffer: the text the editor holds, changed since the file was saved; searched for: a.ts)';
+  assert.equal(one('grep', { pattern: 'x' }, `a.ts\n3:x = 1\nb.ts\n1:x\n${note}`), 'Searched for `x` · 2 matches in 2 files');
+  assert.equal(one('grep', { pattern: 'x' }, `a.ts\n3:x = 1\n${note}`), 'Searched for `x` · 1 match');
+  assert.equal(one('grep', { pattern: 'zzz' }, `No matches for 'zzz'.\n${note}`), 'Searched for `zzz` · no matches');
   assert.equal(one('ls', { path: '.' }, 'a.py\nsrc/'), 'Listed . · 2 entries');
   assert.equal(one('write', { path: 'new.py', content: 'x' }, 'Created new.py (1 lines).'), 'Created new.py');
   assert.equal(one('task', { tasks: [{ prompt: 'a' }, { prompt: 'b' }] }, '', { startedAt: 0, endedAt: 65_000 }), 'Ran 2 subagents in parallel · 1 min 5 s');
