@@ -103,6 +103,8 @@ async def test_the_final_text_is_the_plan_and_revise_stays_in_plan_mode_and_reje
     )
     assert revised["status"] == "completed", revised
     assert "only add()" in all_text(a.fake.message_requests[-2])
+    # the chat shows what the user did, not the instruction the model gets
+    assert [e["text"] for e in a.s.events_of("userMessage")][-1] == "Revise the plan: only add()"
     denied = tool_results(a.fake.message_requests[-1])
     assert all(denied[t["id"]].get("is_error") for t in tries), denied
     assert a.s.edits == [] and status(a.root) == before
@@ -162,3 +164,7 @@ async def test_approve_runs_the_plan_in_the_chosen_preset_in_the_same_session(ws
         assert "approved your plan" in all_text(request) and "Create `planned.txt`" in all_text(request)
         assert "toolu_early" in str(request.body["messages"])  # the same session's conversation
         assert [e["preset"] for e in s.events_of("permissionsChanged")][-1] == "auto-edit"
+        # the chat shows what the user did (its Edit and resend would resend that), not the
+        # model's instruction with the whole plan in it
+        said = [e["text"] for e in s.events_of("userMessage") if e.get("submissionId") == approved["submissionId"]]
+        assert said == ["Approved the plan (auto-edit)"], said
