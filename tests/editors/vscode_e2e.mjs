@@ -8,7 +8,8 @@
 // `!touch pwned`, `rm victim` and /trust (vscode_e2e_links.mjs). The chat as users judge it
 // (issue 38, vscode_e2e_chat.mjs): its words, one inline diff per edit, code blocks' Copy and
 // Insert, its layout at sidebar widths 240, 320 and 480 px, at most one notification while it
-// is open. Asserts what the page shows (and
+// is open. Working like a daily driver (section 22, vscode_e2e_daily.mjs): /plan and its
+// Approve, a background shell in /shells, "Edit and resend". Asserts what the page shows (and
 // the file on disk), and saves a screenshot per step. Run by scripts/e2e-editors:
 //   CODER_E2E_URL (code-server URL with ?folder=), CODER_E2E_WS (the workspace),
 //   CODER_E2E_ARTIFACTS (screenshots), CODER_E2E_CACHE (holds node_modules/playwright-core)
@@ -16,6 +17,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { expect, failures, layoutAtWidths, setSidebarWidth, SOFT, toastsOnScreen, transcriptChecks, watchToasts } from './vscode_e2e_chat.mjs';
+import { dailySteps } from './vscode_e2e_daily.mjs';
 import { linkSteps } from './vscode_e2e_links.mjs';
 
 const env = (name) => {
@@ -70,9 +72,10 @@ async function until(what, fn, timeout = 30000) {
 
 // CODER_E2E_ONLY=input: only the chat panel and steps 13-14; =link: only step 15; =chat: only
 // the chat's words, diffs, code blocks and layout (steps 4, 12 and 12b-12c) (the workspace's
-// script then holds only their turns: tests/editors/vscode_e2e_<only>_script.json)
+// script then holds only their turns: tests/editors/vscode_e2e_<only>_script.json); =daily:
+// only step 16 (plan mode, a background shell, edit and resend)
 const ONLY = process.env.CODER_E2E_ONLY ?? '';
-if (!['', 'input', 'link', 'chat'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link or chat`);
+if (!['', 'input', 'link', 'chat', 'daily'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link, chat or daily`);
 // a 40x30 red PNG (made with Pillow)
 const RED_PNG =
   'iVBORw0KGgoAAAANSUhEUgAAACgAAAAeCAIAAADRv8uKAAAALElEQVR4nO3NMQEAAAQAMGTQP5kwKvg8W4HldMeHelnFYrFYLBaLxWKxWHyyHfoBQAOTqpMAAAAASUVORK5CYII=';
@@ -491,6 +494,8 @@ try {
   expect(seen.max <= 1, `${seen.max} notifications at once while the chat was open, during ${seen.at}`);
   // 15. command: links (model output, a README) that try `!touch pwned`, `rm victim`, /trust
   if (!ONLY || ONLY === 'link') await linkSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
+  // 16. plan mode and its Approve, a background shell in /shells, "Edit and resend"
+  if (!ONLY || ONLY === 'daily') await dailySteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
   if (failures.length) throw new Error(`${failures.length} checks failed (CODER_E2E_SOFT):\n- ${failures.join('\n- ')}`);
   step('all steps passed');
 } catch (e) {
