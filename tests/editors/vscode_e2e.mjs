@@ -322,7 +322,8 @@ try {
   const coderIcon = page.locator('.activitybar .action-item a[aria-label^="Coder"]').first();
   await coderIcon.waitFor({ state: 'visible', timeout: 90000 });
   await coderIcon.click();
-  await chat.locator('#input').waitFor({ state: 'visible', timeout: 60000 });
+  // the webview may stay empty while the extension sets up its own coder-ls (1b): minutes on a busy machine
+  await chat.locator('#input').waitFor({ state: 'visible', timeout: 180000 });
   await screenshot('chat-open');
 
   // 1b. no coder-ls anywhere: the extension makes its own environment from the .vsix, with
