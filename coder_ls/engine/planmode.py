@@ -86,6 +86,28 @@ class EnterPlanTask:
         ctx.sub.emit(PermissionsChanged(preset=PLAN))
 
 
+@dataclass
+class LeavePlanTask:
+    """`/plan off`: plan mode ends without a plan; the preset is the configuration's again."""
+
+    title: str = ""
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        state, b = plan_state(ctx.session), ctx.result
+        b.mode = "command"
+        if ctx.engine.config.permissions == PLAN:
+            b.reply = 'Every session plans: the configuration says "permissions": "plan".'
+            return
+        if not state.planning:
+            b.reply = "This session is not in plan mode."
+            return
+        state.planning = False
+        state.proposed.clear()
+        b.reply = f"Plan mode off: the agent works in {ctx.engine.config.permissions} again; no plan was run."
+        ctx.sub.emit(PermissionsChanged(preset=ctx.engine.config.permissions))
+
+
 def answer_planner(op: PlanAnswer, b: ResultBuilder) -> Planner:
     """The tasks of a `coder.plan` answer, chosen when its submission starts."""
 

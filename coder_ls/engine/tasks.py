@@ -23,6 +23,7 @@ from coder_ls.protocol.actions import (
     DiffTurn,
     EnterPlan,
     ExportSession,
+    LeavePlan,
     ListShells,
     ResetSession,
     ResumeSession,
@@ -89,6 +90,10 @@ def task_for(action: Action) -> Task:
             from coder_ls.engine.planmode import EnterPlanTask
 
             return EnterPlanTask()
+        case LeavePlan():
+            from coder_ls.engine.planmode import LeavePlanTask
+
+            return LeavePlanTask()
         case ShowContext():
             from coder_ls.engine.iotasks import ContextTask
 

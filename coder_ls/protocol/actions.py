@@ -196,6 +196,11 @@ class EnterPlan(msgspec.Struct, frozen=True):
     approved or rejected."""
 
 
+class LeavePlan(msgspec.Struct, frozen=True):
+    """`/plan off`: the session leaves plan mode without a plan (the one waiting, if any,
+    can no longer be answered)."""
+
+
 Action = (
     RunAgent
     | RunPromptCommand
@@ -218,6 +223,7 @@ Action = (
     | WriteConfig
     | RevokePermission
     | EnterPlan
+    | LeavePlan
 )
 
 
