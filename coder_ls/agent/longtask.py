@@ -182,8 +182,9 @@ class TaskRun:
         retries = self.ctx.config().tasks.max_retries
         while True:
             step.attempts += 1
+            isolate = self.ctx.config().tasks.isolation == "worktree"
             out = await self.runner.run_one(f"{self.state.id}:{step.id}", definition, self.step_prompt(step),
-                                            shown=f"Step {step.id}: {step.title}")  # fmt: skip
+                                            shown=f"Step {step.id}: {step.title}", isolate=isolate)  # fmt: skip
             step.tokens += out.tokens
             self.state.tokens_used += out.tokens
             if out.status == "completed" or out.code not in RETRYABLE or step.attempts > retries:

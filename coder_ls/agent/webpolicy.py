@@ -71,8 +71,15 @@ def web_decision(
 
     if (denied := hit("deny")) is not None:
         return Decision("deny", f"a rule denies {tool} for {denied}")
-    if any(g.action == "deny" and g.tool == tool for g in turn_grants):
-        return Decision("deny", f"this turn may not use {tool}")
+
+    def granted_turn(action: str) -> bool:
+        return any(
+            g.action == action and g.tool == tool and (g.domain is None or domain_matches(g.domain, host))
+            for g in turn_grants
+        )
+
+    if granted_turn("deny"):
+        return Decision("deny", f"this turn may not use {tool} for {host}")
     named = named_by_rule(host, config.rules, tool)
     if not named and ((target.is_address and not is_public(host)) or _local_name(host)):
         return Decision(
@@ -91,7 +98,7 @@ def web_decision(
         return Decision("allow", f"rule for {tool} {allowed}")
     if granted:
         return Decision("allow", "allowed for this session")
-    if any(g.action == "allow" and g.tool == tool for g in turn_grants):
+    if granted_turn("allow"):
         return Decision("allow", "allowed by the command's allowed-tools")
     return Decision(preset_action(config.permissions, tool), f"preset {config.permissions}")
 

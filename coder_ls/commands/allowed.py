@@ -6,8 +6,10 @@
 (matched on the parsed command by the policy: a compound line only when every part is covered, never a
 redirection outside the workspace, never `-c`/`-e` code, interpreters only exactly);
 `Read`, `Grep`, `Glob`, `LS` the read tools; `Edit`, `MultiEdit`, `Write` (optionally with a
-path glob) the file tools; `mcp__server__tool` an MCP server's tool, `mcp__server` all of
-its tools. A bare `Bash` (every command) is not granted: a command file must name its commands.
+path glob) the file tools; `WebFetch(domain:docs.python.org)` web_fetch from that host
+(`domain:*.python.org` its subdomains, as the rules' `domain` reads), a bare `WebFetch`
+from any public host; `mcp__server__tool` an MCP server's tool, `mcp__server` all of its
+tools. A bare `Bash` (every command) is not granted: a command file must name its commands.
 Unknown names (another agent's tools) are reported and skipped.
 The grant lasts for the turn the command starts; deny rules, the refused-command check
 and the protected paths still apply.
@@ -32,12 +34,15 @@ TOOL_NAMES = {  # Claude Code's tool names (lower-cased) -> ours
     "write": "write",
     "todowrite": "todoWrite",
     "todoread": "todoRead",
+    "webfetch": "web_fetch",
 }
 
 
 # Claude Code's tools that run without asking here anyway (the policy's ALWAYS_ALLOWED):
 # naming them grants nothing and is no problem.
-ALWAYS_RUN = frozenset({"task", "skill", "todowrite", "todoread", "bashoutput", "killshell", "killbash"})
+# `WebSearch` too: the provider's search is offered or not by the rules, never asked.
+ALWAYS_RUN = frozenset({"task", "skill", "todowrite", "todoread", "bashoutput", "killshell", "killbash", "websearch"})
+_DOMAIN = re.compile(r"^domain:\s*((?:\*\.)?[A-Za-z0-9.-]+)$")
 
 
 def parse_allowed_tools(entries: tuple[str, ...]) -> tuple[tuple[ToolGrant, ...], list[str]]:
@@ -63,6 +68,12 @@ def parse_allowed_tools(entries: tuple[str, ...]) -> tuple[tuple[ToolGrant, ...]
                 problems.append(f"allowed-tools: {entry!r} would allow every command; name them, e.g. Bash(npm test:*)")
                 continue
             grants.append(ToolGrant(tool="bash", command=command, exact=not prefix))
+        elif tool == "web_fetch":
+            d = _DOMAIN.match(spec)
+            if spec and (d is None or d.group(1).strip(".") == ""):
+                problems.append(f"allowed-tools: {entry!r}: name a host, e.g. WebFetch(domain:docs.python.org)")
+                continue
+            grants.append(ToolGrant(tool="web_fetch", domain=d.group(1).strip(".").lower() if d else None))
         else:
             grants.append(ToolGrant(tool=tool, path=spec or None))
     return tuple(grants), problems

@@ -30,6 +30,7 @@ class ToolGrant(msgspec.Struct, frozen=True):
     forbidden: tuple[str, ...] = ()
     action: Literal["allow", "deny"] = "allow"
     exact: bool = False  # `Bash(npm test)`: that command only; `Bash(npm test:*)`: a prefix
+    domain: str | None = None  # `WebFetch(domain:docs.python.org)`: that host and its subdomains
 
 
 class Paste(msgspec.Struct, frozen=True):

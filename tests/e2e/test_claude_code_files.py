@@ -45,7 +45,8 @@ async def test_skills_are_named_by_their_folder_whatever_name_says(tmp_path):
 
 async def test_front_matter_that_is_not_yaml_loads_what_it_can(tmp_path):
     root = init_git(tmp_path / "ws", {"a.txt": "a\n"})
-    write(root / ".claude/commands/outline.md", "---\ndescription: Plan: step by step\nargument-hint: [goal]\n---\nPLAN")
+    outline = "---\ndescription: Plan: step by step\nargument-hint: [goal]\n---\nPLAN"
+    write(root / ".claude/commands/outline.md", outline)
     write(root / ".claude/skills/quiet/SKILL.md", "---\ndescription: Q\nuser-invocable: 0\n---\nQ")
     write(root / ".claude/skills/auto/SKILL.md", '---\ndescription: A\ndisable-model-invocation: "true"\n---\nA')
     write(root / ".claude/skills/on/SKILL.md", "---\ndescription: On\ndisable-model-invocation: 1\n---\nOn")

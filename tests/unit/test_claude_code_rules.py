@@ -82,9 +82,9 @@ def test_allowed_tools_spellings():
     assert split_tools("Bash(git add *) Bash(git commit *)") == ("Bash(git add *)", "Bash(git commit *)")
     assert split_tools("Read, Grep Glob") == ("Read", "Grep", "Glob")
     assert split_tools("Bash(npm run test -- --watch=false), Read") == ("Bash(npm run test -- --watch=false)", "Read")
-    grants, problems = parse_allowed_tools(("Bash(git add *)", "Task", "Skill", "WebFetch"))
+    grants, problems = parse_allowed_tools(("Bash(git add *)", "Task", "Skill", "NotebookEdit"))
     assert grants == (ToolGrant(tool="bash", command="git add", exact=False),)
-    assert problems == ["allowed-tools: 'WebFetch' is not a tool this agent has (skipped)"]
+    assert problems == ["allowed-tools: 'NotebookEdit' is not a tool this agent has (skipped)"]
     variables = ExpandVars(skill_dir=Path("/s"), plugin_root=Path("/p"))
     assert variables.apply("Bash(${CLAUDE_SKILL_DIR}/run.sh:*)") == "Bash(/s/run.sh:*)"
     assert variables.apply("${CLAUDE_PLUGIN_ROOT} ${CLAUDE_SESSION_ID}") == "/p ${CLAUDE_SESSION_ID}"
