@@ -183,6 +183,28 @@ class AcpHost:
             )
         call.content = [helpers.tool_content(helpers.text_block(message))]
         options = permission_options(choices, refusable=pending is not None or kind != "info")
+        answered, choice = await self._request(acp_id, call, options, choices)
+        if answered:
+            return choice
+        self._interrupt(acp_id)  # `cancelled`: the turn is being cancelled; wait to be
+        await asyncio.Event().wait()
+        return None
+
+    async def choose(self, acp_id: str, message: str, choices: list[str]) -> str | None:
+        """A question of the edge's own between turns (a proposed plan's, `acp/plan.py`): the
+        choice, None when the client cancels it or cannot ask (no turn to interrupt). The
+        last choice is the refusal."""
+        call = ToolCallUpdate(
+            tool_call_id=f"ask-{uuid.uuid4().hex[:12]}", title=message.splitlines()[0], kind="switch_mode"
+        )
+        call.content = [helpers.tool_content(helpers.text_block(message))]
+        return (await self._request(acp_id, call, permission_options(choices), choices))[1]
+
+    async def _request(
+        self, acp_id: str, call: ToolCallUpdate, options: list[PermissionOption], choices: list[str]
+    ) -> tuple[bool, str | None]:
+        """`session/request_permission`: (True, the choice) when one was selected, (False,
+        None) when the client cancelled; a client that cannot ask is a dismissal (True, None)."""
         await self.flush()
         try:
             # Shielded: a question given up on (timeout, interrupt) leaves the request pending,
@@ -194,14 +216,12 @@ class AcpHost:
             raise
         except Exception as exc:
             log.warning("the client could not ask the user (%s); taken as dismissed", exc)
-            return None
+            return True, None
         outcome = response.outcome
         if isinstance(outcome, AllowedOutcome):
             index = int(outcome.option_id) if outcome.option_id.isdigit() else -1
-            return choices[index] if 0 <= index < len(choices) else None
-        self._interrupt(acp_id)  # `cancelled`: the turn is being cancelled; wait to be
-        await asyncio.Event().wait()
-        return None
+            return True, (choices[index] if 0 <= index < len(choices) else None)
+        return False, None
 
     async def ask_user(self, submission_id: str, questions: list[AskQuestion]) -> list[AskAnswer] | None:
         """ACP has no multiple-choice question of its own: `caps.ask_user` stays False, so the

@@ -38,12 +38,12 @@ from acp.schema import (
 )
 
 from coder_ls import __version__, protocolversion
+from coder_ls.acp import plan
 from coder_ls.acp.host import PROMPT_SESSION, AcpHost, Routes, caps_from
 from coder_ls.acp.prompt import BadPrompt, PromptInput, prompt_input
 from coder_ls.acp.updates import commands_update, history_updates
 from coder_ls.engine.host import ClientCaps
-from coder_ls.protocol.config import PRESETS
-from coder_ls.protocol.ops import Submission, UserInput
+from coder_ls.protocol.ops import Op, Submission, UserInput
 from coder_ls.protocol.results import CommandInfo, CommandResult
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ MODE_DESCRIPTIONS = {
     "balanced": "reads freely, asks before edits and commands",
     "auto-edit": "edits without asking, asks before commands",
     "yolo": "runs everything without asking (the sandbox still applies)",
+    "plan": plan.PLAN_DESCRIPTION,
 }
 
 
@@ -162,10 +163,10 @@ class CoderAcpAgent:
         engine = self.engine_by_session.get(acp_id)
         return engine.registry.catalog() if engine is not None else []
 
-    def _modes(self, engine: Engine) -> SessionModeState:
+    def _modes(self, engine: Engine, engine_sid: str | None = None) -> SessionModeState:
         return SessionModeState(
-            current_mode_id=engine.config.permissions,
-            available_modes=[SessionMode(id=p, name=p, description=MODE_DESCRIPTIONS.get(p)) for p in PRESETS],
+            current_mode_id=plan.current_mode(engine, engine_sid),
+            available_modes=[SessionMode(id=p, name=p, description=MODE_DESCRIPTIONS.get(p)) for p in plan.MODES],
         )
 
     def _after_answer(self, acp_id: str, engine: Engine) -> None:
@@ -215,7 +216,7 @@ class CoderAcpAgent:
             self.host.send(session_id, update)
         await self.host.flush()
         self._after_answer(session_id, engine)
-        return LoadSessionResponse(modes=self._modes(engine))
+        return LoadSessionResponse(modes=self._modes(engine, session.id))
 
     # -- turns -----------------------------------------------------------------------------
     def _session(self, acp_id: str) -> tuple[Engine, str]:
@@ -227,7 +228,7 @@ class CoderAcpAgent:
     async def _submit(self, acp_id: str, given: PromptInput) -> CommandResult:
         from coder_ls.lsp.commands import BadArguments, BadInput, decode  # the one check of typed input
 
-        engine, engine_sid = self._session(acp_id)
+        self._session(acp_id)  # an unknown session: -32602 before the input is checked
         try:
             arg: dict[str, Any] = {"text": given.text}
             if given.images:
@@ -238,6 +239,10 @@ class CoderAcpAgent:
         except (BadInput, BadArguments) as exc:
             raise invalid(str(exc)) from None
         assert isinstance(op, UserInput)
+        return await self._run(acp_id, op)
+
+    async def _run(self, acp_id: str, op: Op) -> CommandResult:
+        engine, engine_sid = self._session(acp_id)
         submission = Submission(id=uuid.uuid4().hex, session_id=engine_sid, op=op)
         token = PROMPT_SESSION.set(acp_id)
         self.running.setdefault(acp_id, set()).add(submission.id)
@@ -265,8 +270,30 @@ class CoderAcpAgent:
             host.send(session_id, _text(result.reply))
         elif result.error is not None:
             host.send(session_id, _text(f"Error ({result.error.code}): {result.error.message}"))
+        if result.status == "completed":
+            result = await self._answer_plan(session_id, result)
         await host.flush()
         return PromptResponse(stop_reason="cancelled" if result.status == "cancelled" else "end_turn")
+
+    async def _answer_plan(self, acp_id: str, result: CommandResult) -> CommandResult:
+        """A turn that ended with a plan: the user answers it now (`acp/plan.py`)."""
+        engine, engine_sid = self._session(acp_id)
+        proposed = plan.proposed_plan(engine, engine_sid, result.submission_id)
+        if proposed is None:
+            return result
+        host = self.host
+        assert host is not None
+        choice = await host.choose(acp_id, plan.question(proposed), plan.CHOICES)
+        op = plan.answer_op(result.submission_id, choice)
+        if op is None:
+            host.send(acp_id, _text("\nThe plan waits: say what to change (still in plan mode), or pick another mode."))
+            return result
+        answered = await self._run(acp_id, op)
+        if answered.mode == "command" and answered.reply:
+            host.send(acp_id, _text(answered.reply))
+        elif answered.error is not None:
+            host.send(acp_id, _text(f"Error ({answered.error.code}): {answered.error.message}"))
+        return answered
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         self._interrupt(session_id)
@@ -279,12 +306,14 @@ class CoderAcpAgent:
             engine.interrupt_submission(submission_id)
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
-        if mode_id not in PRESETS:
-            raise invalid(f"unknown mode {mode_id!r} (one of {', '.join(PRESETS)})")
-        result = await self._submit(session_id, PromptInput(f"/permissions {mode_id}"))
-        if result.status != "completed" or result.error is not None:
-            message = result.error.message if result.error else f"the mode was not changed ({result.status})"
-            raise invalid(message)
+        if mode_id not in plan.MODES:
+            raise invalid(f"unknown mode {mode_id!r} (one of {', '.join(plan.MODES)})")
+        engine, engine_sid = self._session(session_id)
+        for line in plan.mode_lines(mode_id, plan.planning(engine, engine_sid)):
+            result = await self._submit(session_id, PromptInput(line))
+            if result.status != "completed" or result.error is not None:
+                message = result.error.message if result.error else f"the mode was not changed ({result.status})"
+                raise invalid(message)
         assert self.host is not None
         await self.host.flush()
         return SetSessionModeResponse()

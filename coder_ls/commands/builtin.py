@@ -19,6 +19,7 @@ from coder_ls.protocol.actions import (
     CommandOutcome,
     Compact,
     EnterPlan,
+    LeavePlan,
     ResetSession,
     ResumeSession,
     RevokePermission,
@@ -386,7 +387,10 @@ async def cmd_undo(ctx: CommandContext, args: str) -> CommandOutcome:
 
 async def cmd_plan(ctx: CommandContext, args: str) -> CommandOutcome:
     """`/plan [prompt]` (contract section 22): the session plans (reads, searches, asks,
-    never writes) until the user answers the proposed plan with `coder.plan`."""
+    never writes) until the user answers the proposed plan with `coder.plan`; `/plan off`
+    leaves plan mode without a plan."""
+    if args.strip() == "off":
+        return CommandOutcome(actions=[LeavePlan()])
     reply = "Plan mode: the agent reads and searches, never writes, and ends with a plan for you to approve."
     actions: list[Action] = [EnterPlan()]
     if args.strip():
@@ -457,7 +461,7 @@ def register_builtins(registry: Registry) -> None:
             "[drop <id> | drop --all]",
             cmd_worktrees,
         ),
-        Command("plan", "Plan first: read and search, never write, then propose a plan", "[prompt]", cmd_plan),
+        Command("plan", "Plan first: read and search, never write, then propose a plan", "[prompt | off]", cmd_plan),
         *prompt_commands(),
         *builtin_mcp.COMMANDS,
         *io_commands(),

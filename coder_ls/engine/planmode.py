@@ -12,6 +12,9 @@ the one tool-call pipeline then judges each call in that preset (`agent/planpoli
 - `revise` sends the feedback and stays in plan mode;
 - `reject` leaves plan mode and runs nothing.
 
+The `userMessage` of an approval or a revision says what the user did ("Approved the plan
+(auto-edit)", "Revise the plan: <feedback>"), not the instruction the model gets.
+
 Only the latest proposed plan of a session can be answered, once.
 """
 
@@ -83,6 +86,28 @@ class EnterPlanTask:
         ctx.sub.emit(PermissionsChanged(preset=PLAN))
 
 
+@dataclass
+class LeavePlanTask:
+    """`/plan off`: plan mode ends without a plan; the preset is the configuration's again."""
+
+    title: str = ""
+    needs_checkpoint: bool = False
+
+    async def run(self, ctx: TaskContext) -> None:
+        state, b = plan_state(ctx.session), ctx.result
+        b.mode = "command"
+        if ctx.engine.config.permissions == PLAN:
+            b.reply = 'Every session plans: the configuration says "permissions": "plan".'
+            return
+        if not state.planning:
+            b.reply = "This session is not in plan mode."
+            return
+        state.planning = False
+        state.proposed.clear()
+        b.reply = f"Plan mode off: the agent works in {ctx.engine.config.permissions} again; no plan was run."
+        ctx.sub.emit(PermissionsChanged(preset=ctx.engine.config.permissions))
+
+
 def answer_planner(op: PlanAnswer, b: ResultBuilder) -> Planner:
     """The tasks of a `coder.plan` answer, chosen when its submission starts."""
 
@@ -104,12 +129,14 @@ def answer_planner(op: PlanAnswer, b: ResultBuilder) -> Planner:
         if op.action == "revise":
             state.planning = True
             feedback = op.feedback or "(no feedback given: improve the plan)"
-            return [AgentTask(RunAgent(prompt=REVISE.format(feedback=feedback), plan=False))]
+            shown = f"Revise the plan: {feedback}"
+            return [AgentTask(RunAgent(prompt=REVISE.format(feedback=feedback), plan=False, shown=shown))]
         state.planning = False
         mode = op.mode or (FALLBACK_MODE if ctx.engine.config.permissions == PLAN else None)
         tasks: list[Task] = [ChangePermissionsTask(mode)] if mode else []
         if not mode:
             ctx.sub.emit(PermissionsChanged(preset=ctx.engine.config.permissions))
-        return [*tasks, AgentTask(RunAgent(prompt=APPROVED.format(plan=proposed), plan=False))]
+        shown = f"Approved the plan ({mode or ctx.engine.config.permissions})"
+        return [*tasks, AgentTask(RunAgent(prompt=APPROVED.format(plan=proposed), plan=False, shown=shown))]
 
     return plan

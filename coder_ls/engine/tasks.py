@@ -23,6 +23,7 @@ from coder_ls.protocol.actions import (
     DiffTurn,
     EnterPlan,
     ExportSession,
+    LeavePlan,
     ListShells,
     ResetSession,
     ResumeSession,
@@ -89,6 +90,10 @@ def task_for(action: Action) -> Task:
             from coder_ls.engine.planmode import EnterPlanTask
 
             return EnterPlanTask()
+        case LeavePlan():
+            from coder_ls.engine.planmode import LeavePlanTask
+
+            return LeavePlanTask()
         case ShowContext():
             from coder_ls.engine.iotasks import ContextTask
 
@@ -194,8 +199,9 @@ class AgentTask:
     async def run(self, ctx: TaskContext) -> None:
         b = ctx.result
         b.mode = "nl"
-        ctx.session.set_title_from(self.action.prompt)
-        ctx.sub.emit(UserMessage(text=self.action.prompt))
+        said = self.action.shown or self.action.prompt
+        ctx.session.set_title_from(said)
+        ctx.sub.emit(UserMessage(text=said))
         await ctx.engine.agent.run_turn(ctx.engine.turn_context(ctx.sub, b), self.action)
         if b.status == "failed" and b.error is not None:
             ctx.sub.emit(ErrorEvent(message=b.error.message))

@@ -24,6 +24,11 @@ Each call to `stream()` consumes the next turn and emits, in order:
   "cacheWriteTokens"}` or a rough estimate) and a `Stop` whose reason is
   `"stopReason"` if given, else `tool_use` when there are tool calls, else `end_turn`.
 
+`"expectUserText"`: the turn is for a request whose last user message (the last one with
+text, not only tool results) holds that text; any other request gets a `bad_request`
+`ProviderError` naming both, so a test shows what the model was sent (an edited and
+resent message in an editor test).
+
 `"delayMs"` waits that long before each delta (so a demo can be cancelled
 mid-turn). When the script runs out, every further turn replies with the text
 "(script finished)" and `end_turn`.
@@ -54,6 +59,7 @@ from coder_ls.llm.base import (
     Usage,
 )
 from coder_ls.llm.catalog import ModelCatalog
+from coder_ls.protocol.messages import TextBlock
 from coder_ls.saferead import UnreadableFile, read_regular_file
 
 __all__ = ["SCRIPT_FINISHED_TEXT", "ScriptError", "ScriptTurn", "ScriptedProvider", "ScriptedToolCall"]
@@ -92,6 +98,15 @@ class ScriptTurn(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     usage: ScriptUsage | None = None
     stop_reason: StopReason | None = None
     error: ScriptError | None = None
+    expect_user_text: str = ""
+
+
+def _last_user_text(request: ProviderRequest) -> str:
+    """The text of the request's last user message that has text (tool results are not)."""
+    for message in reversed(request.messages):
+        if message.role == "user" and any(isinstance(b, TextBlock) for b in message.content):
+            return message.text()
+    return ""
 
 
 class _ScriptFile(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
@@ -169,6 +184,12 @@ class ScriptedProvider:
         index = self.position
         turn = self._next_turn()
         delay = max(0, turn.delay_ms) / 1000.0
+        if turn.expect_user_text and turn.expect_user_text not in (said := _last_user_text(request)):
+            raise ProviderError(
+                "bad_request",
+                f"The script's turn {index + 1} expects the user's last message to hold "
+                f"{turn.expect_user_text!r}; it was {said!r}.",
+            )
 
         async def pause() -> None:
             if delay:

@@ -71,6 +71,9 @@ class RunAgent(msgspec.Struct, frozen=True):
     references: References | None = None  # the `@path` references that attach files (section 19)
     pastes: tuple[Paste, ...] = ()  # the long pastes the prompt names (section 19)
     effort: str | None = None  # this turn only (a command's `effort:`); else the session's
+    # what `userMessage` and the title say when `prompt` is an instruction the user did not
+    # type (a plan's approval: the chat shows "Approved the plan (auto-edit)", not the plan)
+    shown: str = ""
 
 
 class RunPromptCommand(msgspec.Struct, frozen=True):
@@ -194,6 +197,11 @@ class EnterPlan(msgspec.Struct, frozen=True):
     approved or rejected."""
 
 
+class LeavePlan(msgspec.Struct, frozen=True):
+    """`/plan off`: the session leaves plan mode without a plan (the one waiting, if any,
+    can no longer be answered)."""
+
+
 Action = (
     RunAgent
     | RunPromptCommand
@@ -216,6 +224,7 @@ Action = (
     | WriteConfig
     | RevokePermission
     | EnterPlan
+    | LeavePlan
 )
 
 

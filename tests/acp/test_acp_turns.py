@@ -27,7 +27,7 @@ async def test_initialize_offers_the_api_key_from_the_environment_and_sessions(w
         await a.conn.authenticate(method_id="anthropic-api-key")
         new = await a.conn.new_session(cwd=str(ws), mcp_servers=[])
         assert new.modes.current_mode_id == "balanced"
-        assert [m.id for m in new.modes.available_modes] == ["strict", "balanced", "auto-edit", "yolo"]
+        assert [m.id for m in new.modes.available_modes] == ["strict", "balanced", "auto-edit", "yolo", "plan"]
         (update,) = await wait_for(lambda: a.client.of(new.session_id, "available_commands_update"))
         names = {c.name for c in update.available_commands}
         assert {"help", "undo", "model", "permissions", "new"} <= names

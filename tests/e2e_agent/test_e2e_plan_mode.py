@@ -103,6 +103,8 @@ async def test_the_final_text_is_the_plan_and_revise_stays_in_plan_mode_and_reje
     )
     assert revised["status"] == "completed", revised
     assert "only add()" in all_text(a.fake.message_requests[-2])
+    # the chat shows what the user did, not the instruction the model gets
+    assert [e["text"] for e in a.s.events_of("userMessage")][-1] == "Revise the plan: only add()"
     denied = tool_results(a.fake.message_requests[-1])
     assert all(denied[t["id"]].get("is_error") for t in tries), denied
     assert a.s.edits == [] and status(a.root) == before
@@ -120,6 +122,41 @@ async def test_the_final_text_is_the_plan_and_revise_stays_in_plan_mode_and_reje
     assert after["status"] == "completed", after
     assert (a.root / "after-reject.txt").read_text() == "ok\n"
     assert len(plan_events(a.s)) == 2
+
+
+async def test_plan_off_leaves_plan_mode_without_a_plan(agent):
+    """`/plan off`: plan mode ends, the preset is the configuration's again, the plan that
+    waited can no longer be approved, and writes work; outside plan mode it says so."""
+    a = await agent(permissions="auto-edit")
+    not_planning = await a.turn("/plan off")
+    assert not_planning["status"] == "completed" and "not in plan mode" in not_planning["reply"], not_planning
+    assert len(a.fake.message_requests) == 0  # `off` is not a prompt
+    a.fake.push(reply("1. Write off.txt"))
+    first = await a.turn("/plan write off.txt")
+    (proposed,) = plan_events(a.s)
+    assert first["status"] == "completed", first
+    off = await a.turn("/plan off")
+    assert off["status"] == "completed" and "Plan mode off" in off["reply"], off
+    assert [e["preset"] for e in a.s.events_of("permissionsChanged")][-1] == "auto-edit"
+    assert len(a.fake.message_requests) == 1, "/plan off ran a turn"
+    late = await a.s.execute("coder.plan", {"submissionId": proposed["submissionId"], "action": "approve"})
+    assert late["status"] == "failed" and late["error"]["code"] == "unknown_plan", late
+    a.fake.push(calls(tool_call("write", {"path": "off.txt", "content": "ok\n"}, "toolu_off_w")), reply("ok"))
+    after = await a.turn("write off.txt")
+    assert after["status"] == "completed", after
+    assert (a.root / "off.txt").read_text() == "ok\n"  # writes again, unasked in auto-edit
+    assert len(plan_events(a.s)) == 1
+
+
+async def test_plan_off_cannot_leave_the_plan_preset_the_configuration_sets(agent):
+    a = await agent(permissions="plan")
+    off = await a.turn("/plan off")
+    assert off["status"] == "completed" and "Every session plans" in off["reply"], off
+    a.fake.push(calls(tool_call("write", {"path": "still.txt", "content": "x"}, "toolu_still_w")), reply("no"))
+    after = await a.turn("write still.txt")
+    assert after["status"] == "completed", after
+    assert not (a.root / "still.txt").exists()
+    assert "plan mode" in result_text(tool_results(a.fake.message_requests[-1])["toolu_still_w"])
 
 
 async def test_a_bad_answer_is_invalid_params(agent):
@@ -162,3 +199,7 @@ async def test_approve_runs_the_plan_in_the_chosen_preset_in_the_same_session(ws
         assert "approved your plan" in all_text(request) and "Create `planned.txt`" in all_text(request)
         assert "toolu_early" in str(request.body["messages"])  # the same session's conversation
         assert [e["preset"] for e in s.events_of("permissionsChanged")][-1] == "auto-edit"
+        # the chat shows what the user did (its Edit and resend would resend that), not the
+        # model's instruction with the whole plan in it
+        said = [e["text"] for e in s.events_of("userMessage") if e.get("submissionId") == approved["submissionId"]]
+        assert said == ["Approved the plan (auto-edit)"], said

@@ -8,7 +8,8 @@
 // `!touch pwned`, `rm victim` and /trust (vscode_e2e_links.mjs). The chat as users judge it
 // (issue 38, vscode_e2e_chat.mjs): its words, one inline diff per edit, code blocks' Copy and
 // Insert, its layout at sidebar widths 240, 320 and 480 px, at most one notification while it
-// is open. Asserts what the page shows (and
+// is open. Working like a daily driver (section 22, vscode_e2e_daily.mjs): /plan and its
+// Approve, a background shell in /shells, "Edit and resend". Asserts what the page shows (and
 // the file on disk), and saves a screenshot per step. Run by scripts/e2e-editors:
 //   CODER_E2E_URL (code-server URL with ?folder=), CODER_E2E_WS (the workspace),
 //   CODER_E2E_ARTIFACTS (screenshots), CODER_E2E_CACHE (holds node_modules/playwright-core)
@@ -16,6 +17,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { expect, failures, layoutAtWidths, setSidebarWidth, SOFT, toastsOnScreen, transcriptChecks, watchToasts } from './vscode_e2e_chat.mjs';
+import { dailySteps } from './vscode_e2e_daily.mjs';
 import { linkSteps } from './vscode_e2e_links.mjs';
 import { lensSteps } from './vscode_e2e_lens.mjs';
 import { bufferSteps } from './vscode_e2e_buffers.mjs';
@@ -72,9 +74,10 @@ async function until(what, fn, timeout = 30000) {
 
 // CODER_E2E_ONLY=input: only the chat panel and steps 13-14; =link: only step 15; =chat: only
 // the chat's words, diffs, code blocks and layout (steps 4, 12 and 12b-12c) (the workspace's
-// script then holds only their turns: tests/editors/vscode_e2e_<only>_script.json)
+// script then holds only their turns: tests/editors/vscode_e2e_<only>_script.json); =daily:
+// only step 16 (plan mode, a background shell, edit and resend)
 const ONLY = process.env.CODER_E2E_ONLY ?? '';
-if (!['', 'input', 'link', 'chat', 'lens', 'buffers'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link, chat, lens or buffers`);
+if (!['', 'input', 'link', 'chat', 'daily', 'lens', 'buffers'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link, chat, daily, lens or buffers`);
 // a 40x30 red PNG (made with Pillow)
 const RED_PNG =
   'iVBORw0KGgoAAAANSUhEUgAAACgAAAAeCAIAAADRv8uKAAAALElEQVR4nO3NMQEAAAQAMGTQP5kwKvg8W4HldMeHelnFYrFYLBaLxWKxWHyyHfoBQAOTqpMAAAAASUVORK5CYII=';
@@ -321,7 +324,8 @@ try {
   const coderIcon = page.locator('.activitybar .action-item a[aria-label^="Coder"]').first();
   await coderIcon.waitFor({ state: 'visible', timeout: 90000 });
   await coderIcon.click();
-  await chat.locator('#input').waitFor({ state: 'visible', timeout: 240000 }); // activation awaits the first start's setup (slow on a busy machine)
+  // the webview may stay empty while the extension sets up its own coder-ls (1b): minutes on a busy machine
+  await chat.locator('#input').waitFor({ state: 'visible', timeout: 240000 });
   await screenshot('chat-open');
 
   // 1b. no coder-ls anywhere: the extension makes its own environment from the .vsix, with
@@ -493,6 +497,8 @@ try {
   expect(seen.max <= 1, `${seen.max} notifications at once while the chat was open, during ${seen.at}`);
   // 15. command: links (model output, a README) that try `!touch pwned`, `rm victim`, /trust
   if (!ONLY || ONLY === 'link') await linkSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
+  // 16. plan mode and its Approve, a background shell in /shells, "Edit and resend"
+  if (!ONLY || ONLY === 'daily') await dailySteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
   if (ONLY === 'lens') await lensSteps({ page, send, until, screenshot, step, WS, transcriptText, acceptReview });
   if (ONLY === 'buffers') await bufferSteps({ page, chat, send, until, screenshot, step, WS, transcriptText });
   if (failures.length) throw new Error(`${failures.length} checks failed (CODER_E2E_SOFT):\n- ${failures.join('\n- ')}`);

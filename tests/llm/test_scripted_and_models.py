@@ -89,6 +89,39 @@ async def test_scripted_error_turn() -> None:
     assert info.value.kind == "overloaded" and info.value.message == "busy"
 
 
+async def test_scripted_turn_expecting_the_users_text() -> None:
+    """`expectUserText`: the turn is given only to a request whose last user message holds
+    that text (an editor test then proves what the model was sent); otherwise a clear error."""
+    from coder_ls.protocol.messages import ToolResultBlock
+
+    provider = ScriptedProvider([{"text": "Goodbye.", "expectUserText": "say goodbye"}, {"text": "next"}])
+    wrong = ProviderRequest(model="scripted", system="s", messages=[Message("user", [TextBlock("say hello")])])
+    with pytest.raises(ProviderError) as caught:
+        [item async for item in provider.stream(wrong)]
+    assert caught.value.kind == "bad_request"
+    assert "'say goodbye'" in str(caught.value) and "'say hello'" in str(caught.value)
+    # the last user message is the one the user wrote, not a tool result that followed it
+    right = ProviderRequest(
+        model="scripted",
+        system="s",
+        messages=[
+            Message("user", [TextBlock("say hello")]),
+            Message("user", [TextBlock("please "), TextBlock("say goodbye")]),
+            Message("user", [ToolResultBlock("t1", "say hello")]),
+        ],
+    )
+    provider = ScriptedProvider([{"text": "Goodbye.", "expectUserText": "say goodbye"}])
+    assert text_of([item async for item in provider.stream(right)]) == "Goodbye."
+    stale = ProviderRequest(
+        model="scripted",
+        system="s",
+        messages=[Message("user", [TextBlock("say goodbye")]), Message("user", [TextBlock("say hello")])],
+    )
+    provider = ScriptedProvider([{"text": "Goodbye.", "expectUserText": "say goodbye"}])
+    with pytest.raises(ProviderError):
+        [item async for item in provider.stream(stale)]
+
+
 async def test_scripted_delay_can_be_cancelled() -> None:
     provider = ScriptedProvider([{"text": "one two three four five six", "delayMs": 200}])
     seen: list[StreamItem] = []
