@@ -499,8 +499,9 @@ try {
   if (!ONLY || ONLY === 'link') await linkSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
   // 16. plan mode and its Approve, a background shell in /shells, "Edit and resend"
   if (!ONLY || ONLY === 'daily') await dailySteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
-  if (ONLY === 'lens') await lensSteps({ page, send, until, screenshot, step, WS, transcriptText, acceptReview });
-  if (ONLY === 'buffers') await bufferSteps({ page, chat, send, until, screenshot, step, WS, transcriptText });
+  // 17. the agent's lines carry a code lens that reverts them; 18. unsaved text reaches the model
+  if (!ONLY || ONLY === 'lens') await lensSteps({ page, send, until, screenshot, step, WS, transcriptText, acceptReview });
+  if (!ONLY || ONLY === 'buffers') await bufferSteps({ page, chat, send, until, screenshot, step, WS, transcriptText });
   if (failures.length) throw new Error(`${failures.length} checks failed (CODER_E2E_SOFT):\n- ${failures.join('\n- ')}`);
   step('all steps passed');
 } catch (e) {
