@@ -12,6 +12,10 @@ const TITLE = `Coder: "${PROMPT}" · revert`;
 
 export async function lensSteps({ page, send, until, screenshot, step, WS, transcriptText, acceptReview }) {
   writeFileSync(join(WS, 'shapes.py'), BEFORE);
+  // after the full scenario's plan step the session runs in the preset the plan was approved
+  // in (auto-edit, no review): back to balanced, where the edit is reviewed in the editor
+  await send('/permissions balanced');
+  await until('the preset back to balanced', async () => (await transcriptText()).includes('Permissions set to balanced.'), 15000);
   // open shapes.py: the agent's edit lands in its buffer
   await page.keyboard.press('Control+P');
   await page.keyboard.type('shapes.py');
