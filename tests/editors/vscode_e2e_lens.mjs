@@ -35,9 +35,14 @@ export async function lensSteps({ page, send, until, screenshot, step, WS, trans
   // the lens over the agent's line names the prompt
   const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: TITLE }).first();
   await until(`the code lens ${TITLE}`, async () => lens.isVisible(), 30000);
-  const lensBox = await lens.boundingBox();
-  const lineBox = await page.locator('.monaco-editor .view-line', { hasText: 'return w * h' }).first().boundingBox();
-  if (!lensBox || !lineBox || lensBox.y > lineBox.y) throw new Error(`the lens is not over the agent's line: ${JSON.stringify({ lensBox, lineBox })}`);
+  // the lens may be drawn again (a codeLens refresh) between two looks: measure until both boxes are there
+  let boxes = {};
+  await until("the lens over the agent's line", async () => {
+    const lensBox = await lens.boundingBox();
+    const lineBox = await page.locator('.monaco-editor .view-line', { hasText: 'return w * h' }).first().boundingBox();
+    boxes = { lensBox, lineBox };
+    return !!lensBox && !!lineBox && lensBox.y <= lineBox.y;
+  }, 15000).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(boxes)}`); });
   step(`the lens "${TITLE}" shows over the line the agent wrote`);
   await screenshot('lens-over-agent-line');
 
