@@ -25,7 +25,7 @@ class EditorError(Exception):
     """The editor did not answer usefully: an error, no answer in time, or garbage."""
 
 
-class Span(msgspec.Struct, frozen=True):
+class Span(msgspec.Struct, frozen=True, gc=False):
     path: str  # absolute, as the editor named it (never trusted: `agent/eyes/guard.py`)
     line: int
     character: int = 0
@@ -33,7 +33,7 @@ class Span(msgspec.Struct, frozen=True):
     end_character: int | None = None
 
 
-class EditorDiagnostic(msgspec.Struct, frozen=True):
+class EditorDiagnostic(msgspec.Struct, frozen=True, gc=False):
     span: Span
     message: str
     severity: int | None = None  # 1 error, 2 warning, 3 information, 4 hint (LSP's)
@@ -41,7 +41,7 @@ class EditorDiagnostic(msgspec.Struct, frozen=True):
     code: str | None = None
 
 
-class EditorSymbol(msgspec.Struct, frozen=True):
+class EditorSymbol(msgspec.Struct, frozen=True, gc=False):
     name: str
     span: Span
     kind: int = 0

@@ -8,6 +8,7 @@ where the guard lets it be read (`guard.PathGuard.readable`).
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,32 +43,34 @@ def _plural(n: int, word: str) -> str:
 def diagnostics_text(answer: DiagnosticsAnswer, guard: PathGuard, *, under: str | None, worst: int, limit: int) -> str:
     """The diagnostics (those of files at or under `under`, of severity `worst` or worse),
     errors first, at most `limit` lines, and what was left out and why."""
-    kept: list[tuple[int, str, int, int, EditorDiagnostic]] = []
+    kept: list[tuple[int, str, int, int, int]] = []  # (severity, path, line, column, index)
     refused = answer.left_out
-    for d in answer.diagnostics:
+    prefix = under.rstrip("/") + "/" if under and under != "." else None
+    for i, d in enumerate(answer.diagnostics):
         rel = guard.shown(d.span.path)
         if rel is None:
             refused += 1
             continue
-        if under and not (rel == under or rel.startswith(under.rstrip("/") + "/") or under == "."):
+        if prefix is not None and rel != under and not rel.startswith(prefix):
             continue
         sev = _severity(d)
         if sev <= worst:
-            kept.append((sev, rel, d.span.line, d.span.character, d))
+            kept.append((sev, rel, d.span.line, d.span.character, i))
     if not kept:
         where = f" in {under}" if under else ""
         out = f"No diagnostics{where} (the editor reported on {_plural(len(answer.files), 'file')})."
         return out + (f"\n[{refused} left out: outside the workspace or not readable]" if refused else "")
-    kept.sort(key=lambda k: k[:4])
     counts = Counter(SEVERITY[k[0]] for k in kept)
     per_file = Counter(k[1] for k in kept)
+    first = heapq.nsmallest(limit, kept)  # errors first, then by path and place
     summary = ", ".join(_plural(counts[s], s) for s in SEVERITY.values() if counts[s])
     lines = [f"{_plural(len(kept), 'diagnostic')} ({summary}) in {_plural(len(per_file), 'file')}:"]
     if len(per_file) > 1:
         listed = ", ".join(f"{f} {n}" for f, n in sorted(per_file.items())[:MAX_FILES_LISTED])
         more = f", and {len(per_file) - MAX_FILES_LISTED} more files" if len(per_file) > MAX_FILES_LISTED else ""
         lines.append(f"by file: {listed}{more}")
-    for sev, rel, line, col, d in kept[:limit]:
+    for sev, rel, line, col, i in first:
+        d = answer.diagnostics[i]
         tag = " ".join(t for t in (d.source, d.code) if t)
         lines.append(
             f"{rel}:{line + 1}:{col + 1}: {SEVERITY[sev]}: {first_line(d.message)}{f' [{tag}]' if tag else ''}"

@@ -120,7 +120,7 @@ def make_diagnostics_tool() -> Tool[DiagnosticsInput]:
         text = await asyncio.to_thread(diagnostics_text, answer, guard, under=under, worst=4, limit=inp.limit)
         return ToolOutput(text)
 
-    return Tool("diagnostics", "The editor's errors and warnings, errors first.", DiagnosticsInput, run)
+    return Tool("diagnostics", "The editor's errors and warnings.", DiagnosticsInput, run)
 
 
 def _where_tool(kind: QueryKind, description: str) -> Tool[WhereInput]:
