@@ -144,6 +144,7 @@ async def test_diagnostics_reach_the_model_guarded_and_capped(eyes_ws, fake, tmp
         {"uri": "file:///etc/shadow", "diagnostics": [{"range": rng(0, 0), "message": "root:x:0:0"}]},
         {"uri": (eyes_ws / "link.py").as_uri(), "diagnostics": [{"range": rng(0, 0), "message": "via link"}]},
         {"uri": "untitled:Untitled-1", "diagnostics": [{"range": rng(0, 0), "message": "scratch"}]},
+        {"uri": f"{eyes_ws.as_uri()}/../outside/leak.py", "diagnostics": [{"range": rng(0, 0), "message": "dotdot"}]},
         {"uri": (eyes_ws / "main.py").as_uri(), "diagnostics": []},
     ]
     async with lsp_session(eyes_ws, env=api_env(fake), init_options=EYES) as s:
@@ -156,8 +157,9 @@ async def test_diagnostics_reach_the_model_guarded_and_capped(eyes_ws, fake, tmp
     assert "2 diagnostics (1 error, 1 warning) in 1 file:" in text
     assert 'app.py:2:16: error: Operator "-" not [Pyright]' in text  # 1-based, first line of the message
     assert "app.py:5:5: warning: unused [ts 6133]" in text
-    assert "[3 left out: outside the workspace or not readable]" in text
-    assert "shadow" not in text and "root:x" not in text and "via link" not in text and "scratch" not in text
+    assert "[4 left out: outside the workspace or not readable]" in text
+    for leaked in ("shadow", "root:x", "via link", "scratch", "dotdot", "leak.py"):
+        assert leaked not in text, text
     capped = result_text(answer_of(fake, "toolu_d2"))
     assert "app.py:2:16: error" in capped and "warning: unused" not in capped
     assert "[1 more left out: pass path, or limit (at most 200), to see them]" in capped
