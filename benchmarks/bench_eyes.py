@@ -64,7 +64,7 @@ def _path(root: Path, raw: Any) -> str:
     from coder_ls.protocol.config import Config
 
     answer = parse_diagnostics(raw)
-    return diagnostics_text(answer, PathGuard(root, Config()), under=None, worst=4, limit=50)
+    return diagnostics_text(answer, PathGuard(root, Config()), under=None, limit=50)
 
 
 def measure(runs: int) -> tuple[list[float], list[float], list[float], list[float], str]:

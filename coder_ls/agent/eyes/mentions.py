@@ -127,9 +127,7 @@ async def attach_editor(root: Path, config: Config, host: Host, tokens: list[str
         except EditorError as exc:
             out.notes.append(f"@diagnostics was not attached: {exc}")
         else:
-            text = await asyncio.to_thread(
-                diagnostics_text, answer, guard, under=None, worst=4, limit=MAX_ATTACHED_DIAGNOSTICS
-            )
+            text = await asyncio.to_thread(diagnostics_text, answer, guard, under=None, limit=MAX_ATTACHED_DIAGNOSTICS)
             body = text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
             out.blocks.append(TextBlock(text=f"(Attached: the editor's diagnostics)\n{body}"))
             out.names.append("diagnostics")

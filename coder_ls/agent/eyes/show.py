@@ -40,9 +40,9 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def diagnostics_text(answer: DiagnosticsAnswer, guard: PathGuard, *, under: str | None, worst: int, limit: int) -> str:
-    """The diagnostics (those of files at or under `under`, of severity `worst` or worse),
-    errors first, at most `limit` lines, and what was left out and why."""
+def diagnostics_text(answer: DiagnosticsAnswer, guard: PathGuard, *, under: str | None, limit: int) -> str:
+    """The diagnostics (those of files at or under `under`), errors first, at most `limit`
+    lines, and what was left out and why."""
     kept: list[tuple[int, str, int, int, int]] = []  # (severity, path, line, column, index)
     refused = answer.left_out
     prefix = under.rstrip("/") + "/" if under and under != "." else None
@@ -53,9 +53,7 @@ def diagnostics_text(answer: DiagnosticsAnswer, guard: PathGuard, *, under: str 
             continue
         if prefix is not None and rel != under and not rel.startswith(prefix):
             continue
-        sev = _severity(d)
-        if sev <= worst:
-            kept.append((sev, rel, d.span.line, d.span.character, i))
+        kept.append((_severity(d), rel, d.span.line, d.span.character, i))
     if not kept:
         where = f" in {under}" if under else ""
         out = f"No diagnostics{where} (the editor reported on {_plural(len(answer.files), 'file')})."

@@ -117,7 +117,7 @@ def make_diagnostics_tool() -> Tool[DiagnosticsInput]:
         except EditorError as exc:
             raise ToolError(str(exc)) from None
         guard = PathGuard(ctx.root, ctx.config)
-        text = await asyncio.to_thread(diagnostics_text, answer, guard, under=under, worst=4, limit=inp.limit)
+        text = await asyncio.to_thread(diagnostics_text, answer, guard, under=under, limit=inp.limit)
         return ToolOutput(text)
 
     return Tool("diagnostics", "The editor's errors and warnings.", DiagnosticsInput, run)
