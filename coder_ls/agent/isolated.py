@@ -92,6 +92,9 @@ class WorktreeHost:
     def open_document(self, path: Path) -> OpenDocument | None:
         return None
 
+    def open_paths(self) -> Sequence[Path]:
+        return ()  # no buffer is read from a worktree
+
     async def fetch_documents(self, paths: Sequence[Path]) -> None:
         return None
 

@@ -1,4 +1,4 @@
-// Step 16 of the code-server scenario (tests/editors/vscode_e2e.mjs): the editor as the
+// Step 19 of the code-server scenario (tests/editors/vscode_e2e.mjs): the editor as the
 // agent's eyes (contract section 23) with VS Code's built-in TypeScript server. main.ts has
 // a type error and calls double() from util.ts; the scripted model calls `diagnostics`,
 // then `definition` of double on main.ts's line 3 (tests/editors/vscode_e2e_eyes_script.json,
