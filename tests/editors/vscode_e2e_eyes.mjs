@@ -7,6 +7,7 @@
 // and the definition in util.ts with its line.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { quickOpen } from './vscode_e2e_chat.mjs';
 
 const UTIL = 'export function double(x: number): number {\n  return 2 * x;\n}\n';
 const MAIN = "import { double } from './util';\nconst n: number = 'three';\nconsole.log(double(n));\n";
@@ -24,10 +25,7 @@ export async function eyesSteps(t) {
   const { page, chat, transcriptText, send, until, screenshot, step, WS } = t;
   writeFileSync(join(WS, 'util.ts'), UTIL);
   writeFileSync(join(WS, 'main.ts'), MAIN);
-  await page.keyboard.press('Control+P');
-  await page.keyboard.type('main.ts');
-  await until('main.ts in quick open', async () => page.locator('.quick-input-widget .monaco-list-row', { hasText: 'main.ts' }).first().isVisible(), 15000);
-  await page.keyboard.press('Enter');
+  await quickOpen(page, until, 'main.ts');
   await until('main.ts in an editor', async () => page.locator('.tabs-container .tab.active', { hasText: 'main.ts' }).isVisible(), 10000);
   // the TypeScript server starts with the first .ts file: its error shows as a squiggle
   await until("TypeScript's error in main.ts", async () => (await page.locator('.squiggly-error').count()) > 0, 90000);
