@@ -24,6 +24,7 @@ import bench_agent
 import bench_bash_step
 import bench_commands
 import bench_compact
+import bench_eyes
 import bench_first_turn
 import bench_init
 import bench_lenses
@@ -48,6 +49,7 @@ MODULES = [
     bench_acp,  # the ACP edge against the LSP one
     bench_questions,  # issue 31: the questions of a scripted session, per preset
     bench_vscode_env,  # the VS Code extension's first start (needs the built .vsix)
+    bench_eyes,  # section 23: 5,000 editor diagnostics to the model; the tools' prompt cost
 ]
 
 

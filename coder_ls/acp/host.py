@@ -25,6 +25,7 @@ from acp.schema import AllowedOutcome, PermissionOption, PermissionOptionKind, T
 
 from coder_ls.acp.updates import Diff, SessionView, Update, commands_update, tool_kind, translate
 from coder_ls.engine.edgewrite import refusal, write_inside
+from coder_ls.engine.eyes import EditorEyes
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
 from coder_ls.protocol.ask import AskAnswer, AskQuestion
 from coder_ls.protocol.edits import EditOutcome, EditRequest, Finding
@@ -308,6 +309,9 @@ class AcpHost:
                 continue
             if response.content != disk:
                 self._buffers[path] = OpenDocument(text=response.content, version=None)
+
+    def eyes(self) -> EditorEyes | None:
+        return None  # no editor's language servers to ask (contract section 23)
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         acp_id = self._acp_session()

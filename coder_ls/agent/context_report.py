@@ -149,7 +149,9 @@ def pieces(agent: Agent, ctx: TurnContext, model: str) -> Pieces:
         instructions = with_instructions[len(base) :]
     else:  # not the fixed prompt then the instructions: all of it is counted as the system prompt
         base, instructions = with_instructions, ""
-    specs = agent.tools_for(skills, subagents=config.agents.max_depth >= 1, config=config)[1]
+    from coder_ls.agent.runner import eyes_of
+
+    specs = agent.tools_for(skills, subagents=config.agents.max_depth >= 1, config=config, eyes=eyes_of(ctx.host))[1]
     return Pieces(
         model=model,
         base=base,

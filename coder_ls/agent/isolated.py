@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from coder_ls.engine.edgewrite import write_inside
+from coder_ls.engine.eyes import EditorEyes
 from coder_ls.engine.host import ClientCaps, Host, MessageKind, OpenDocument
 from coder_ls.history.gitops import GitError
 from coder_ls.isolation import worktrees
@@ -91,6 +92,9 @@ class WorktreeHost:
     def open_document(self, path: Path) -> OpenDocument | None:
         return None
 
+    def open_paths(self) -> Sequence[Path]:
+        return ()  # no buffer is read from a worktree
+
     async def fetch_documents(self, paths: Sequence[Path]) -> None:
         return None
 
@@ -108,6 +112,9 @@ class WorktreeHost:
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         return None  # a worktree's paths are not the editor's files
+
+    def eyes(self) -> EditorEyes | None:
+        return None  # the editor's language servers see its files, not the worktree's
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,7 +31,10 @@ from coder_ls.guard.shellparse.readers import not_read_only
 PLAN_PRESET = "plan"
 EXIT_PLAN_TOOL = "exit_plan_mode"
 # the tools plan mode lets run as the preset would (the rules may still deny a read)
-PLAN_READS = frozenset({"read", "grep", "glob", "ls", "list_mcp_resources", "read_mcp_resource"})
+PLAN_READS = frozenset(
+    {"read", "grep", "glob", "ls", "list_mcp_resources", "read_mcp_resource"}
+    | {"diagnostics", "definition", "references", "symbols"}  # the editor's language servers
+)
 PLAN_FREE = frozenset(
     {"todoRead", "todoWrite", "skill", "ask_user", "shell_output", "shell_kill", "reportFindings", EXIT_PLAN_TOOL}
 )

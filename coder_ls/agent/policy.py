@@ -88,7 +88,9 @@ CommandCheck = Callable[[str, Path], "str | None"]
 ALWAYS_ALLOWED = frozenset(
     {"todoRead", "todoWrite", "skill", "reportFindings", "task", "plan", "ask_user", "shell_output", "shell_kill"}
 )
-READ_TOOLS = frozenset({"read", "grep", "glob", "ls"})
+# the editor's language servers (contract section 23): they only read, as grep does
+EDITOR_TOOLS = frozenset({"diagnostics", "definition", "references", "symbols"})
+READ_TOOLS = frozenset({"read", "grep", "glob", "ls"}) | EDITOR_TOOLS
 WRITE_TOOLS = frozenset({"write", "edit", "multiEdit"})  # every tool that writes files
 SHELL_TOOLS = frozenset({"bash"})
 PATH_TOOLS = READ_TOOLS | WRITE_TOOLS

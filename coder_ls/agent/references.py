@@ -209,6 +209,10 @@ async def expand_references(
     out = Attachments(notes=notes)
     for ref in found:
         await _attach(root, config, host, ref, out)
+    if "@diagnostics" in text or "@problems" in text or "@#" in text:  # the editor's (section 23)
+        from coder_ls.agent.eyes.mentions import attach_editor
+
+        await attach_editor(root, config, host, tokens(text), out)
     return out
 
 

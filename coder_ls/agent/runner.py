@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from coder_ls.engine.agent_api import SkillInfo, TurnContext
+from coder_ls.engine.host import Host
 from coder_ls.hooks.settings import specs_of
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.agents import AgentDef
@@ -30,6 +31,12 @@ if TYPE_CHECKING:
     from coder_ls.agent.requestmsgs import RequestMessages
     from coder_ls.agent.tools import ToolRegistry, ToolSpec
     from coder_ls.llm.base import Provider
+
+
+def eyes_of(host: Host) -> tuple[bool, bool]:
+    """(diagnostics, language queries): what the turn's editor answers (section 23)."""
+    eyes = host.eyes()
+    return (eyes.diagnostics_declared, eyes.language_declared) if eyes is not None else (False, False)
 
 
 def _provider_of(model: str, default: str) -> str:
@@ -82,20 +89,23 @@ class Agent:
         agents: Sequence[AgentDef] = (),
         planning: bool = False,
         config: Config | None = None,
+        eyes: tuple[bool, bool] = (False, False),
     ) -> tuple[ToolRegistry, list[ToolSpec]]:
         """The tools and their specs for a turn: `task` where subagents may start (contract
         section 13), `skill` only when there are skills to load (the specs, first in the
         cached prefix, change only when that does), `reportFindings` in a `/review` turn,
         `exit_plan_mode` in plan mode (section 22); with `config`, the web tools as its rules
         say (section 22: one the user turned off with a deny rule is not in the prompt;
-        `web_search` last, the provider's own)."""
+        `web_search` last, the provider's own); `eyes` (diagnostics, language queries): what
+        the client declared it answers (section 23: no tool for what it cannot, and no
+        prompt tokens either; `eyes_of`)."""
         listed = tuple((a.name, a.description) for a in agents) if subagents else ()
         web: tuple[object, ...] = ()
         if config is not None:
             from coder_ls.web.search import web_tools_key
 
             web = web_tools_key(config)
-        key = (bool(skills), subagents, review, listed, planning, web)
+        key = (bool(skills), subagents, review, listed, planning, web, eyes)
         found = self._tool_sets.get(key)
         if found is not None:
             return found
@@ -118,6 +128,11 @@ class Agent:
             from coder_ls.agent.tools.exitplan import make_exit_plan_tool
 
             registry.add(make_exit_plan_tool())
+        if any(eyes):
+            from coder_ls.agent.eyes.tools import eye_tools
+
+            for tool in eye_tools(*eyes):
+                registry.add(tool)
         extra = [t.spec() for t in registry if t.name not in self.tools]
         specs = [*self.specs, *extra]
         if config is not None:
@@ -240,6 +255,7 @@ class Agent:
                 agents=ctx.agents(),
                 planning=planning,
                 config=ctx.config(),
+                eyes=eyes_of(ctx.host),
             )
             if ctx.mcp is not None:
                 from coder_ls.agent.tools.mcp import with_mcp_tools, with_mentions
@@ -275,7 +291,9 @@ class Agent:
             subagents = ctx.config().agents.max_depth >= 1
             system, specs = (
                 self.system(ctx.config(), skills),
-                self.tools_for(skills, subagents=subagents, agents=ctx.agents(), config=ctx.config())[1],
+                self.tools_for(
+                    skills, subagents=subagents, agents=ctx.agents(), config=ctx.config(), eyes=eyes_of(ctx.host)
+                )[1],
             )
             text, usage = await answer(ctx, provider, model, system, specs, question)
         except ProviderError as exc:
@@ -315,7 +333,11 @@ class Agent:
             skills = ctx.skills()
             system = self.system(ctx.config(), skills)
             specs = self.tools_for(
-                skills, subagents=ctx.config().agents.max_depth >= 1, agents=ctx.agents(), config=ctx.config()
+                skills,
+                subagents=ctx.config().agents.max_depth >= 1,
+                agents=ctx.agents(),
+                config=ctx.config(),
+                eyes=eyes_of(ctx.host),
             )[1]
             summary = await summarise(ctx, provider, model, specs, instructions, system=system, messages=older)
         except ProviderError as exc:

@@ -24,6 +24,7 @@ import msgspec
 
 from coder_ls.agent.isolated import PatchOrder, Place, run_isolated, writes
 from coder_ls.agent.references import attached_text
+from coder_ls.agent.runner import eyes_of
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.results import ResultBuilder
@@ -302,7 +303,9 @@ class Subagents:
         try:
             skills = ctx.skills()
             deeper = self.depth + 1 < parent.config().agents.max_depth
-            registry, _ = self.agent.tools_for(skills, subagents=deeper, agents=ctx.agents(), config=ctx.config())
+            registry, _ = self.agent.tools_for(
+                skills, subagents=deeper, agents=ctx.agents(), config=ctx.config(), eyes=eyes_of(ctx.host)
+            )
             names = definition.tools
             if names is not None and "bash" in names:  # its background shells: readable, killable
                 names = (*names, *(n for n in ("shell_output", "shell_kill") if n not in names))

@@ -8,6 +8,7 @@ from typing import Literal, Protocol
 
 import msgspec
 
+from coder_ls.engine.eyes import EditorEyes
 from coder_ls.protocol.ask import AskAnswer, AskQuestion
 from coder_ls.protocol.edits import EditOutcome, EditRequest, Finding
 from coder_ls.protocol.events import Event
@@ -27,6 +28,8 @@ class ClientCaps(msgspec.Struct, frozen=True):
     ask_user: bool = False  # the client answers `coder/askUser` with its own UI (section 19)
     show_document: bool = False  # window.showDocument.support (LSP 3.16)
     notify: bool = False  # the client shows `coder/notify` itself (section 22)
+    diagnostics: bool = False  # the client answers `coder/diagnostics` (section 23)
+    language_query: bool = False  # the client answers `coder/languageQuery` (section 23)
 
 
 class OpenDocument(msgspec.Struct, frozen=True):
@@ -83,6 +86,10 @@ class Host(Protocol):
         """`/review`'s findings as diagnostics (source `coder`), replacing the previous
         review's everywhere (a file without findings now gets an empty list)."""
 
+    def eyes(self) -> EditorEyes | None:
+        """The editor's diagnostics and language queries (section 23), or None when the
+        client declared neither."""
+
 
 class NullHost:
     """A host that drops everything: for unit tests and headless use."""
@@ -127,6 +134,9 @@ class NullHost:
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         self.findings = list(findings)
+
+    def eyes(self) -> EditorEyes | None:
+        return None
 
     async def begin_progress(self, submission_id: str, title: str, message: str) -> None:
         self.progress.append((submission_id, f"begin: {title}: {message}"))

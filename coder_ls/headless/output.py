@@ -22,6 +22,7 @@ from typing import Any, Protocol, TextIO
 
 import msgspec
 
+from coder_ls.engine.eyes import EditorEyes
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
 from coder_ls.protocol.ask import AskAnswer, AskQuestion
 from coder_ls.protocol.edits import EditOutcome, EditRequest, Finding
@@ -191,6 +192,9 @@ class HeadlessHost:
 
     async def show_document(self, path: Path) -> bool:
         return False
+
+    def eyes(self) -> EditorEyes | None:
+        return None  # no editor's language servers to ask (contract section 23)
 
     def publish_findings(self, findings: Sequence[Finding]) -> None:
         self.findings = list(findings)

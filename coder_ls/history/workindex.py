@@ -291,4 +291,3 @@ class WorkIndex:
                 lock.unlink()
         except OSError:
             pass
-

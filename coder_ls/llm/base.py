@@ -202,9 +202,7 @@ class Restart(msgspec.Struct, tag_field="type", tag="restart"):
     reason: str
 
 
-StreamItem = (
-    TextDelta | ThinkingDelta | ToolCallDelta | ToolCallDone | ThinkingDone | Usage | Stop | Retrying | Restart
-)
+StreamItem = TextDelta | ThinkingDelta | ToolCallDelta | ToolCallDone | ThinkingDone | Usage | Stop | Retrying | Restart
 
 
 # ---------------------------------------------------------------- errors

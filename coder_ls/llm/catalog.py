@@ -112,7 +112,7 @@ class Deprecation(msgspec.Struct, frozen=True):
         else:
             text = f"The model {self.model} is deprecated."
         if self.replacement:
-            text += f" Switch to {self.replacement}: `/model {self.replacement}`, or \"model\" in your settings."
+            text += f' Switch to {self.replacement}: `/model {self.replacement}`, or "model" in your settings.'
         return text
 
 
@@ -150,9 +150,7 @@ def _efforts_of(caps: _Capabilities | None) -> tuple[str, ...] | None:
         return None
     if not caps.effort.supported:
         return ()
-    return tuple(
-        level for level in _EFFORT_ORDER if (s := getattr(caps.effort, level)) is not None and s.supported
-    )
+    return tuple(level for level in _EFFORT_ORDER if (s := getattr(caps.effort, level)) is not None and s.supported)
 
 
 _WORD = re.compile(r"[a-z]+")

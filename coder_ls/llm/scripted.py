@@ -83,9 +83,7 @@ class ScriptUsage(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
 
 
 class ScriptError(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
-    kind: Literal["auth", "rate_limit", "overloaded", "server", "connection", "bad_request", "config"] = (
-        "server"
-    )
+    kind: Literal["auth", "rate_limit", "overloaded", "server", "connection", "bad_request", "config"] = "server"
     message: str = "scripted error"
     retryable: bool = False
 
@@ -221,9 +219,7 @@ class ScriptedProvider:
                 cache_write_tokens=turn.usage.cache_write_tokens,
             )
         else:
-            prompt = request.system + "".join(
-                msgspec.json.encode(m.content).decode() for m in request.messages
-            )
+            prompt = request.system + "".join(msgspec.json.encode(m.content).decode() for m in request.messages)
             out = turn.text + turn.thinking + "".join(json.dumps(c.input) for c in turn.tool_calls)
             usage = Usage(input_tokens=_estimate_tokens(prompt), output_tokens=_estimate_tokens(out))
         yield usage

@@ -18,6 +18,7 @@ from coder_ls.engine.edgewrite import refusal, write_inside
 from coder_ls.engine.host import ClientCaps, MessageKind, OpenDocument
 from coder_ls.lsp.attention import Attention
 from coder_ls.lsp.edits import needs_disk_create, workspace_edit
+from coder_ls.lsp.eyes import LspEyes
 from coder_ls.lsp.plain import plain
 from coder_ls.lsp.progress import ProgressManager
 from coder_ls.lsp.protocol import CoderProtocol
@@ -70,6 +71,8 @@ def resolve_caps(caps: types.ClientCapabilities, init_options: Any = None) -> Cl
         change_annotations=bool(edit and edit.change_annotation_support is not None),
         ask_user=_declares(caps, init_options, "askUser", "coderAskUser"),
         notify=_declares(caps, init_options, "notify", "coderNotify"),
+        diagnostics=_declares(caps, init_options, "diagnostics", "coderDiagnostics"),
+        language_query=_declares(caps, init_options, "languageQuery", "coderLanguageQuery"),
         show_document=bool(window and window.show_document and window.show_document.support),
     )
 
@@ -94,10 +97,15 @@ class LspHost:
         self.progress = progress
         self._review_uris: set[str] = set()  # where the last /review published findings
         self.attention = Attention(server, notify=caps.notify, show_document=caps.show_document)
+        declared = caps.diagnostics or caps.language_query
+        self._eyes = LspEyes(server, diagnostics=caps.diagnostics, language=caps.language_query) if declared else None
 
     @property
     def caps(self) -> ClientCaps:
         return self._caps
+
+    def eyes(self) -> LspEyes | None:
+        return self._eyes
 
     def emit(self, event: Event) -> None:
         payload = msgspec.to_builtins(event)

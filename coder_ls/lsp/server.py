@@ -65,8 +65,6 @@ def _coder_section(settings: Any) -> dict[str, Any]:
     return {}
 
 
-
-
 class CoderServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("coder-ls", __version__, protocol_cls=CoderProtocol)

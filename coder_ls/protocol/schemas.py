@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from coder_ls.protocol import args, ask, events, results
+from coder_ls.protocol import args, ask, events, language, results
 from coder_ls.protocol.config import Config
 
 
@@ -36,6 +36,9 @@ def all_schemas() -> dict[str, dict[str, Any]]:
         # server → client requests
         "requests/coder.askUser.params.json": msgspec.json.schema(ask.AskUserParams),
         "requests/coder.askUser.result.json": msgspec.json.schema(ask.AskUserResult),
+        "requests/coder.diagnostics.params.json": msgspec.json.schema(language.DiagnosticsParams),
+        "requests/coder.diagnostics.result.json": msgspec.json.schema(list[language.FileDiagnostics]),
+        "requests/coder.languageQuery.params.json": msgspec.json.schema(language.LanguageQueryParams),
         # server → client notifications
         "requests/coder.notify.params.json": msgspec.json.schema(ask.NotifyParams),
     }

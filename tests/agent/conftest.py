@@ -41,6 +41,9 @@ class FakeHost:
     def caps(self) -> ClientCaps:
         return self._caps
 
+    def eyes(self) -> None:
+        return None
+
     def emit(self, event: Event) -> None:
         self.events.append(event)
 

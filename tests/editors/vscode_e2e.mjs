@@ -21,6 +21,7 @@ import { dailySteps } from './vscode_e2e_daily.mjs';
 import { linkSteps } from './vscode_e2e_links.mjs';
 import { lensSteps } from './vscode_e2e_lens.mjs';
 import { bufferSteps } from './vscode_e2e_buffers.mjs';
+import { eyesSteps } from './vscode_e2e_eyes.mjs';
 
 const env = (name) => {
   const v = process.env[name];
@@ -77,7 +78,7 @@ async function until(what, fn, timeout = 30000) {
 // script then holds only their turns: tests/editors/vscode_e2e_<only>_script.json); =daily:
 // only step 16 (plan mode, a background shell, edit and resend)
 const ONLY = process.env.CODER_E2E_ONLY ?? '';
-if (!['', 'input', 'link', 'chat', 'daily', 'lens', 'buffers'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link, chat, daily, lens or buffers`);
+if (!['', 'input', 'link', 'chat', 'daily', 'lens', 'buffers', 'eyes'].includes(ONLY)) throw new Error(`CODER_E2E_ONLY=${ONLY}: expected input, link, chat, daily, lens, buffers or eyes`);
 // a 40x30 red PNG (made with Pillow)
 const RED_PNG =
   'iVBORw0KGgoAAAANSUhEUgAAACgAAAAeCAIAAADRv8uKAAAALElEQVR4nO3NMQEAAAQAMGTQP5kwKvg8W4HldMeHelnFYrFYLBaLxWKxWHyyHfoBQAOTqpMAAAAASUVORK5CYII=';
@@ -502,6 +503,8 @@ try {
   // 17. the agent's lines carry a code lens that reverts them; 18. unsaved text reaches the model
   if (!ONLY || ONLY === 'lens') await lensSteps({ page, send, until, screenshot, step, WS, transcriptText, acceptReview });
   if (!ONLY || ONLY === 'buffers') await bufferSteps({ page, chat, send, until, screenshot, step, WS, transcriptText });
+  // 19. the editor as the agent's eyes: TypeScript's diagnostics and a definition reach the model
+  if (!ONLY || ONLY === 'eyes') await eyesSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
   if (failures.length) throw new Error(`${failures.length} checks failed (CODER_E2E_SOFT):\n- ${failures.join('\n- ')}`);
   step('all steps passed');
 } catch (e) {

@@ -6,6 +6,7 @@
 // Run by vscode_e2e.mjs with CODER_E2E_ONLY=buffers (its turns: vscode_e2e_buffers_script.json).
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { quickOpen } from './vscode_e2e_chat.mjs';
 
 const TYPED = 'export const typedNotSaved = 42;';
 const DISK = 'export const savedValue = 1;\n';
@@ -26,11 +27,7 @@ export async function bufferSteps({ page, chat, send, until, screenshot, step, W
   const file = join(WS, 'notes.ts');
   writeFileSync(file, DISK);
   // open notes.ts with Quick Open, type a line at its end, do not save
-  await page.keyboard.press('Control+P');
-  await page.keyboard.type('notes.ts');
-  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'notes.ts' }).first();
-  await until('notes.ts in Quick Open', async () => row.isVisible(), 15000);
-  await page.keyboard.press('Enter');
+  await quickOpen(page, until, 'notes.ts');
   const tab = page.locator('.tabs-container .tab', { hasText: 'notes.ts' }).first();
   await until('the notes.ts tab', async () => tab.isVisible(), 15000);
   await page.locator('.editor-instance .view-line', { hasText: 'savedValue' }).first().click();

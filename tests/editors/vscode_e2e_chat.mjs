@@ -169,3 +169,18 @@ export async function layoutAtWidths(t, label, widths = WIDTHS) {
     await screenshot(`${label}-${w}px`);
   }
 }
+
+/** Opens `name` with Quick Open. Late in a long run Quick Open may answer from the file
+ * list it had before the step wrote the file ("No matching results"): it is closed and
+ * asked again until it lists the file. */
+export async function quickOpen(page, until, name, timeout = 45000) {
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first();
+  await until(`${name} in Quick Open`, async () => {
+    await page.keyboard.press('Control+P');
+    await page.keyboard.type(name);
+    if (await row.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) return true;
+    await page.keyboard.press('Escape');
+    return false;
+  }, timeout);
+  await page.keyboard.press('Enter');
+}

@@ -5,6 +5,7 @@
 // Run by vscode_e2e.mjs with CODER_E2E_ONLY=lens (its turns: vscode_e2e_lens_script.json).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { quickOpen } from './vscode_e2e_chat.mjs';
 
 const BEFORE = 'def area(w, h):\n    return w + h\n\n\ndef half(x):\n    return x / 2\n';
 const PROMPT = 'fix area in shapes.py';
@@ -17,11 +18,7 @@ export async function lensSteps({ page, send, until, screenshot, step, WS, trans
   await send('/permissions balanced');
   await until('the preset back to balanced', async () => (await transcriptText()).includes('Permissions set to balanced.'), 15000);
   // open shapes.py: the agent's edit lands in its buffer
-  await page.keyboard.press('Control+P');
-  await page.keyboard.type('shapes.py');
-  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'shapes.py' }).first();
-  await until('shapes.py in Quick Open', async () => row.isVisible(), 15000);
-  await page.keyboard.press('Enter');
+  await quickOpen(page, until, 'shapes.py');
   await until('the shapes.py tab', async () => page.locator('.tabs-container .tab.active', { hasText: 'shapes.py' }).isVisible(), 15000);
   const lines = page.locator('.editor-instance .monaco-editor .view-lines').first();
   const text = async () => ((await lines.innerText({ timeout: 2000 })) ?? '').replace(/\u00a0/g, ' ');

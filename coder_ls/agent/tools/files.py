@@ -191,9 +191,7 @@ def make_read_tool() -> Tool[ReadInput]:
 # --- write --------------------------------------------------------------------------------
 
 
-def make_write_tool(
-    write_text: WriteText = atomic_write, read_bytes: ReadBytes = read_disk
-) -> Tool[WriteInput]:
+def make_write_tool(write_text: WriteText = atomic_write, read_bytes: ReadBytes = read_disk) -> Tool[WriteInput]:
     async def run(ctx: ToolContext, inp: WriteInput) -> ToolOutput:
         path = ctx.resolve(inp.path)
         rel = ctx.rel(path)
@@ -271,9 +269,7 @@ def _snippet(text: str, new_string: str, radius: int = 3) -> str:
     return "\n" + numbered(lines[start:end], start + 1)
 
 
-def make_edit_tool(
-    write_text: WriteText = atomic_write, read_bytes: ReadBytes = read_disk
-) -> Tool[EditInput]:
+def make_edit_tool(write_text: WriteText = atomic_write, read_bytes: ReadBytes = read_disk) -> Tool[EditInput]:
     async def run(ctx: ToolContext, inp: EditInput) -> ToolOutput:
         path = ctx.resolve(inp.path)
         rel = ctx.rel(path)

@@ -320,4 +320,3 @@ def loop_value(words: list[str | None]) -> str | None:
     except ValueError:
         return None
     return (common.rstrip("/") if common not in ("", ".") else ".") + "/*"
-

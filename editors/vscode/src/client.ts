@@ -12,6 +12,7 @@ import {
 } from 'vscode-languageclient/node';
 import { type DiffSink, handleApplyEdit } from './applyEdit';
 import { ASK_USER_METHOD, type AskParams, askUser } from './askUser';
+import { DIAGNOSTICS_METHOD, diagnostics, type EyesApi, LANGUAGE_QUERY_METHOD, languageQuery } from './eyes';
 import type { EditReviews } from './review';
 import { VIEW_ID as CHAT_VIEW_ID } from './chatView';
 import { isSetupError, openInstallDocs, serverCommand, ServerNotFound } from './bundledServer';
@@ -24,6 +25,14 @@ import { markUntyped } from './origin';
 import { plainServerMessages } from './plainMessage';
 import { plain } from './plainText';
 import { checkVersions, PROTOCOL_VERSION, serverProtocol } from './version';
+
+/** VS Code's language features, as src/eyes.ts answers the server's questions from them. */
+const eyesApi: EyesApi = {
+  getDiagnostics: () => vscode.languages.getDiagnostics(),
+  execute: (command, ...args) => vscode.commands.executeCommand(command, ...args),
+  uri: (text) => vscode.Uri.parse(text),
+  position: (line, character) => new vscode.Position(line, character),
+};
 
 /** Server commands VS Code itself runs (code actions) that start a submission. */
 const LONG_COMMANDS = new Set(['coder.input', 'coder.shell', 'coder.codeAction']);
@@ -55,8 +64,13 @@ export function createClient(
     outputChannel: output,
     // `capabilities.askUser`: we answer coder/askUser ourselves (src/askUser.ts);
     // `capabilities.notify`: we show coder/notify ourselves (src/focus.ts);
+    // `capabilities.diagnostics`, `.languageQuery`: we answer both from VS Code's language features (src/eyes.ts);
     // `protocolVersion`: the contract we speak (src/version.ts)
-    initializationOptions: { ...serverConfig(), capabilities: { askUser: true, notify: true }, protocolVersion: PROTOCOL_VERSION },
+    initializationOptions: {
+      ...serverConfig(),
+      capabilities: { askUser: true, notify: true, diagnostics: true, languageQuery: true },
+      protocolVersion: PROTOCOL_VERSION,
+    },
     middleware: {
       executeCommand: async (command, args, next) => {
         // VS Code runs these itself (code actions, the palette, `command:` URIs): what
@@ -140,6 +154,8 @@ export class ClientHost implements Transport, vscode.Disposable {
         client.onNotification(EVENT_METHOD, (event: unknown) => this.onEvent(event));
         handleApplyEdit(client, (message) => this.output.appendLine(message), this.reviews, (uri, diff) => this.onEditDiff?.(uri, diff));
         client.onRequest(ASK_USER_METHOD, (params: AskParams, token) => askUser(params, vscode.window, token));
+        client.onRequest(DIAGNOSTICS_METHOD, (params) => diagnostics(eyesApi, params));
+        client.onRequest(LANGUAGE_QUERY_METHOD, (params) => languageQuery(eyesApi, params));
         plainServerMessages(client); // no link in a server message is live (src/plainText.ts)
         client.onNotification(NOTIFY_METHOD, (params: NotifyParams) =>
           showNotify(params, vscode.window, () => vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`)),

@@ -58,6 +58,11 @@ const VERBS: Record<string, [string, string, string]> = {
   plan: ['Planning', 'Planned', 'plan'],
   skill: ['Loading the skill', 'Loaded the skill', 'load the skill'],
   report_findings: ['Reporting', 'Reported', 'report'],
+  // the editor's language servers (contract section 23)
+  diagnostics: ["Reading the editor's problems", "Read the editor's problems", "read the editor's problems"],
+  definition: ['Looking up the definition of', 'Looked up the definition of', 'look up the definition of'],
+  references: ['Looking up the uses of', 'Looked up the uses of', 'look up the uses of'],
+  symbols: ['Looking up symbols matching', 'Looked up symbols matching', 'look up symbols matching'],
 };
 
 /** An approval's decision in words (`approvalResolved.decision`). */
@@ -180,6 +185,13 @@ function targetOf(call: ToolCallView, roots: readonly string[]): Target | undefi
     case 'todoWrite':
     case 'todoRead':
       return undefined;
+    case 'definition':
+    case 'references':
+      return str(input.symbol) ? { kind: 'code', text: str(input.symbol) } : undefined;
+    case 'symbols':
+      return str(input.query) ? { kind: 'code', text: str(input.query) } : undefined;
+    case 'diagnostics':
+      return path ? pathTarget(path, roots) : undefined;
   }
   if (path) return pathTarget(path, roots);
   if (VERBS[tool]) return undefined;

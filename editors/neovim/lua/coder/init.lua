@@ -11,6 +11,7 @@ local progress = require('coder.progress')
 local approval = require('coder.approval')
 local ask = require('coder.ask')
 local focus = require('coder.focus')
+local eyes = require('coder.eyes')
 local plan = require('coder.plan')
 local version = require('coder.version')
 
@@ -376,6 +377,9 @@ local function make_handlers()
     end,
     ['coder/askUser'] = ask.handler, -- the model's ask_user questions (vim.ui.select)
     ['coder/notify'] = focus.handler, -- a turn ended or waits while Neovim was not focused (focus.lua)
+    -- the editor as the agent's eyes (eyes.lua): diagnostics and the other language servers' answers
+    ['coder/diagnostics'] = eyes.diagnostics,
+    ['coder/languageQuery'] = eyes.language_query,
     ['workspace/applyEdit'] = function(err, params, ctx, config)
       -- A file the server did not see open (no buffer attached to this client)
       -- is written by the server itself after this answer (its editApplied says
@@ -427,7 +431,13 @@ local function make_capabilities()
   caps.window.workDoneProgress = true
   -- we answer coder/askUser (ask.lua): the server sends the questions all at once;
   -- we show coder/notify (focus.lua) instead of a window/showMessage
-  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { coderAskUser = true, coderNotify = true })
+  -- we answer coder/diagnostics and coder/languageQuery (eyes.lua)
+  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, {
+    coderAskUser = true,
+    coderNotify = true,
+    coderDiagnostics = true,
+    coderLanguageQuery = true,
+  })
   if M.config.capabilities then
     caps = vim.tbl_deep_extend('force', caps, M.config.capabilities)
   end
@@ -1271,6 +1281,7 @@ function M.setup(opts)
     M.config.cmd = opts.cmd
   end
   approval.timeout_ms = M.config.approval_timeout_ms
+  eyes.own_name = M.config.name -- never ask coder_ls itself for definitions and symbols
   create_commands()
 
   local group = vim.api.nvim_create_augroup('coder_ls', { clear = true })

@@ -139,6 +139,11 @@ test('each tool reads as what it did', () => {
   assert.equal(one('ask_user', { questions: [{ question: 'Which runner?' }] }, '→ pytest'), 'Asked you Which runner?');
   assert.equal(one('todoWrite', { todos: [{ content: 'a', status: 'completed' }, { content: 'b' }] }, 'ok'), 'Updated the to-do list · 1 of 2 done');
   assert.equal(one('mcp__db__query', { sql: 'select 1' }, 'ok'), 'Used `mcp__db__query`');
+  // the editor's language servers (contract section 23)
+  assert.equal(one('diagnostics', {}, '1 diagnostic (1 error) in 1 file:'), "Read the editor's problems");
+  assert.equal(one('definition', { symbol: 'double', path: 'main.ts', line: 3 }, 'util.ts:1:17: export'), 'Looked up the definition of `double`');
+  assert.equal(one('references', { symbol: 'double' }, 'main.ts:3:13: x'), 'Looked up the uses of `double`');
+  assert.equal(one('symbols', { query: 'dou' }, 'util.ts:1: function double'), 'Looked up symbols matching `dou`');
   assert.equal(one('bash', { command: 'sleep 99' }, '', { done: true, cancelled: true }), 'Stopped before it could run `sleep 99`');
   assert.equal(one('bash', { command: 'make' }, 'x\n[timed out after 5 s; the command was stopped]', { exitCode: null, timedOut: true }), 'Ran `make` · timed out');
 });
