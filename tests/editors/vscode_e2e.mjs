@@ -498,13 +498,14 @@ try {
   expect(seen.max <= 1, `${seen.max} notifications at once while the chat was open, during ${seen.at}`);
   // 15. command: links (model output, a README) that try `!touch pwned`, `rm victim`, /trust
   if (!ONLY || ONLY === 'link') await linkSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
-  // 16. plan mode and its Approve, a background shell in /shells, "Edit and resend"
-  if (!ONLY || ONLY === 'daily') await dailySteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
-  // 17. the agent's lines carry a code lens that reverts them; 18. unsaved text reaches the model
+  // 16. the agent's lines carry a code lens that reverts them; 17. unsaved text reaches the model
   if (!ONLY || ONLY === 'lens') await lensSteps({ page, send, until, screenshot, step, WS, transcriptText, acceptReview });
   if (!ONLY || ONLY === 'buffers') await bufferSteps({ page, chat, send, until, screenshot, step, WS, transcriptText });
-  // 19. the editor as the agent's eyes: TypeScript's diagnostics and a definition reach the model
+  // 18. the editor as the agent's eyes: TypeScript's diagnostics and a definition reach the model
   if (!ONLY || ONLY === 'eyes') await eyesSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
+  // 19. plan mode and its Approve, a background shell in /shells, "Edit and resend" (last: the
+  // approval leaves the session in auto-edit, and the resend forks it)
+  if (!ONLY || ONLY === 'daily') await dailySteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
   if (failures.length) throw new Error(`${failures.length} checks failed (CODER_E2E_SOFT):\n- ${failures.join('\n- ')}`);
   step('all steps passed');
 } catch (e) {
