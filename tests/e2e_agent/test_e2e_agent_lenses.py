@@ -244,3 +244,25 @@ async def test_a_subagents_lines_name_the_subagent(ws, fake):
         assert all(lens.command.title.startswith('Coder (general): "delegate the shapes fix') for lens in found), [
             lens.command.title for lens in found
         ]
+
+
+async def test_a_lens_reverted_after_an_edit_and_resend_goes(ws, fake):
+    """The real VS Code scenario's order: a message is edited and resent (the session forks,
+    the original stays loaded), then the agent edits; its lens reverts, and no lens is left."""
+    async with server(ws, fake) as (s, refreshes):
+        fake.push(reply("Hello."))
+        first = await s.execute("coder.input", {"text": "say hello"})
+        assert first["status"] == "completed", first
+        fake.push(reply("Goodbye."))
+        resent = await s.execute("coder.input", {"text": "say goodbye", "replaces": first["submissionId"]})
+        assert resent["status"] == "completed" and resent["sessionId"] != first["sessionId"], resent
+        ed = Editor(s, "shapes.py", BEFORE)
+        fake.push(calls(tool_call("edit", EDITS["edits"][0] | {"path": "shapes.py"}, "toolu_f1")), reply("Fixed."))
+        done = await s.execute("coder.input", {"text": "fix area in shapes.py", "sessionId": resent["sessionId"]})
+        assert done["status"] == "completed", done
+        (lens,) = await lenses(s, ed.uri)
+        assert lens.command is not None
+        ok = await s.execute("coder.revertHunk", lens.command.arguments[0])
+        assert ok["status"] == "completed", ok
+        assert "return w + h" in ed.text
+        assert await lenses(s, ed.uri) == [], "the reverted hunk's lens is gone"
