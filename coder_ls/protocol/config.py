@@ -135,10 +135,28 @@ class AgentsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     max_depth: NonNegativeInt = 1  # how deep subagents may start subagents (1: only the main agent)
 
 
+class LocalExecutor(msgspec.Struct, tag="local", tag_field="kind", rename="camel", forbid_unknown_fields=True):
+    """A `/task`'s steps run in this server, as subagents (the default)."""
+
+
+class RayExecutor(msgspec.Struct, tag="ray", tag_field="kind", rename="camel", forbid_unknown_fields=True):
+    """A `/task`'s steps run as tasks on an existing Ray cluster (contract section 25,
+    `coder_ls/remote/`). The API key never travels in a task's arguments: the workers get it
+    from the job's runtime environment, `env_vars` built from `forwardEnv` (names of this
+    server's environment variables) or set on the cluster itself."""
+
+    address: Annotated[str, msgspec.Meta(min_length=1)]  # "ray://host:10001", "host:6379" or "auto"
+    forward_env: list[str] = msgspec.field(default_factory=list)  # e.g. ["ANTHROPIC_API_KEY"]
+    runtime_env: dict[str, object] = msgspec.field(default_factory=dict)  # pip, working_dir, env_vars...
+    permissions: Literal["strict", "balanced", "auto-edit", "yolo"] = "auto-edit"  # a worker's preset
+    num_cpus: PositiveFloat = 1.0  # the CPUs each step's Ray task reserves
+
+
 class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     max_concurrency: PositiveInt = 3  # steps of a /task running at once
     max_retries: NonNegativeInt = 2  # more attempts of a step that failed on a retryable error
     default_budget: PositiveInt = 500_000  # tokens a /task may use before it pauses
+    executor: LocalExecutor | RayExecutor = msgspec.field(default_factory=LocalExecutor)  # where steps run
 
 
 HookEventName = Literal[
