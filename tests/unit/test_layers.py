@@ -6,7 +6,7 @@ engine and the agent stand on (`history`, `guard`, `llm`, `store`, `mcp`, `hooks
 floor (`protocol` and the small modules `fsutil`, `environ`, `saferead`, `globs`, `userdirs`,
 `configcheck`, `protocolversion`).
 Inside the middle layer `history` stands on `guard` (git on a hostile repository, the trust
-gate), never the other way.
+gate), never the other way; `isolation` (worktrees, a step's patch) stands on both.
 
 Two checks for each package: no `import` in it names a higher package, wherever the import
 stands (a function's lazy import and a `TYPE_CHECKING` one count too), and importing every
@@ -29,7 +29,7 @@ PACKAGE = Path(coder_ls.__file__).parent
 
 EDGES = ("lsp", "acp", "headless", "cli", "wiring", "demo", "doctor", "__main__")
 FLOOR = ("protocol", "fsutil", "environ", "saferead", "globs", "userdirs", "configcheck", "protocolversion")
-MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks", "web")
+MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks", "web", "isolation")
 
 # package -> the packages it must never import (everything above it)
 ABOVE: dict[str, tuple[str, ...]] = {
@@ -37,7 +37,7 @@ ABOVE: dict[str, tuple[str, ...]] = {
     "engine": ("agent", *EDGES),
     "commands": ("engine", "agent", *EDGES),
     **{name: ("commands", "engine", "agent", *EDGES) for name in MIDDLE},
-    "guard": ("history", "commands", "engine", "agent", *EDGES),
+    "guard": ("history", "isolation", "commands", "engine", "agent", *EDGES),
     **{name: (*MIDDLE, "commands", "engine", "agent", *EDGES) for name in FLOOR},
 }
 
