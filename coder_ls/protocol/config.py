@@ -141,12 +141,12 @@ class LocalExecutor(msgspec.Struct, tag="local", tag_field="kind", rename="camel
 
 class RayExecutor(msgspec.Struct, tag="ray", tag_field="kind", rename="camel", forbid_unknown_fields=True):
     """A `/task`'s steps run as tasks on an existing Ray cluster (contract section 25,
-    `coder_ls/remote/`). The API key never travels in a task's arguments: the workers get it
-    from the job's runtime environment, `env_vars` built from `forwardEnv` (names of this
-    server's environment variables) or set on the cluster itself."""
+    `coder_ls/remote/`). The API key never travels in a task's arguments nor in the job's
+    runtime environment as a value (Ray writes that to the cluster's logs): the worker nodes
+    hold it in their own environment, and `runtimeEnv.env_vars` may name it by reference,
+    `{"ANTHROPIC_API_KEY": "${CLUSTER_SECRET_NAME}"}` (Ray expands it on the node)."""
 
-    address: Annotated[str, msgspec.Meta(min_length=1)]  # "ray://host:10001", "host:6379" or "auto"
-    forward_env: list[str] = msgspec.field(default_factory=list)  # e.g. ["ANTHROPIC_API_KEY"]
+    address: Annotated[str, msgspec.Meta(min_length=1)]  # "host:6379", "ray://host:10001" or "auto"
     runtime_env: dict[str, object] = msgspec.field(default_factory=dict)  # pip, working_dir, env_vars...
     permissions: Literal["strict", "balanced", "auto-edit", "yolo"] = "auto-edit"  # a worker's preset
     num_cpus: PositiveFloat = 1.0  # the CPUs each step's Ray task reserves

@@ -69,7 +69,7 @@ def build_repo(folder: Path, bundle: bytes, base: str, diff: bytes) -> Path:
 
 def step_patch(repo: Path) -> bytes:
     _git(repo, "add", "-A")
-    return _git(repo, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "HEAD")
+    return _git(repo, "diff", "--cached", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "HEAD")
 
 
 def where() -> str:
@@ -77,8 +77,9 @@ def where() -> str:
     try:
         import ray
 
-        context = ray.get_runtime_context()
-        return f"ray:{ray.util.get_node_ip_address()}/{context.get_node_id()[:12]}"
+        node = ray.get_runtime_context().get_node_id()
+        ip = next((n["NodeManagerAddress"] for n in ray.nodes() if n.get("NodeID") == node), None)
+        return f"ray:{ip or ray.util.get_node_ip_address()}/{node[:12]}"
     except Exception:
         return f"host:{socket.gethostname()}"
 
