@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -147,7 +147,7 @@ class RayExecutor(msgspec.Struct, tag="ray", tag_field="kind", rename="camel", f
     `{"ANTHROPIC_API_KEY": "${CLUSTER_SECRET_NAME}"}` (Ray expands it on the node)."""
 
     address: Annotated[str, msgspec.Meta(min_length=1)]  # "host:6379", "ray://host:10001" or "auto"
-    runtime_env: dict[str, object] = msgspec.field(default_factory=dict)  # pip, working_dir, env_vars...
+    runtime_env: dict[str, Any] = msgspec.field(default_factory=dict)  # pip, working_dir, env_vars...
     permissions: Literal["strict", "balanced", "auto-edit", "yolo"] = "auto-edit"  # a worker's preset
     num_cpus: PositiveFloat = 1.0  # the CPUs each step's Ray task reserves
 

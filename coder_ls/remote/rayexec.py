@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import threading
@@ -93,7 +94,7 @@ def _connect(config: RayExecutor, env: Mapping[str, str], extra_secrets: tuple[s
         _connected.clear()
         try:
             ray.init(address=config.address, runtime_env=job_env or None,
-                     log_to_driver=False, namespace="coder-ls", logging_level="WARNING")  # fmt: skip
+                     log_to_driver=False, namespace="coder-ls", logging_level=logging.WARNING)  # fmt: skip
         except Exception as exc:  # ConnectionError, a bad address, a refused runtime_env
             raise RemoteError(f"cannot reach the Ray cluster at {config.address}: {exc}") from exc
         _connected.append(config.address)

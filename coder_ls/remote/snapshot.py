@@ -9,6 +9,7 @@ step sees the patches of the steps it depends on.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from pathlib import Path
@@ -39,7 +40,7 @@ async def bundle(root: Path, base: str) -> bytes:
     with tempfile.TemporaryDirectory(prefix="coder-ls-bundle-") as tmp:
         path = Path(tmp, "repo.bundle")
         await run_git(["bundle", "create", "-q", str(path), "HEAD"], cwd=root)
-        return path.read_bytes()
+        return await asyncio.to_thread(path.read_bytes)
 
 
 async def uncommitted(root: Path, base: str) -> bytes:

@@ -69,7 +69,8 @@ def build_repo(folder: Path, bundle: bytes, base: str, diff: bytes) -> Path:
 
 def step_patch(repo: Path) -> bytes:
     _git(repo, "add", "-A")
-    return _git(repo, "diff", "--cached", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "HEAD")
+    # the form `isolation.patches.apply_patch` takes
+    return _git(repo, "diff", "--cached", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "HEAD")
 
 
 def where() -> str:

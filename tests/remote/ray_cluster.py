@@ -52,15 +52,16 @@ class Cluster:
 
     def nodes(self) -> dict[str, float]:
         """node id -> its CPUs, asked of the cluster by a short-lived driver."""
-        code = ("import json, ray; ray.init(address=%r, logging_level='ERROR'); "
-                "print(json.dumps({n['NodeID']: n['Resources'].get('CPU', 0) for n in ray.nodes() if n['Alive']}))")  # fmt: skip
+        code = (
+            "import json, ray; ray.init(address=%r, logging_level='ERROR'); "
+            "print(json.dumps({n['NodeID']: n['Resources'].get('CPU', 0) for n in ray.nodes() if n['Alive']}))"
+        )
         out = subprocess.run([sys.executable, "-c", code % self.address], capture_output=True, text=True,
                              stdin=subprocess.DEVNULL, timeout=120, env={**os.environ, **self.driver_env})  # fmt: skip
         return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
     def session_dir(self) -> Path:
         return (self.temp / "session_latest").resolve()
-
 
 
 def _start(args: list[str], env: Mapping[str, str], log: Path) -> subprocess.Popen[bytes]:
