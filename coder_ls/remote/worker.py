@@ -13,8 +13,10 @@ environment, or the job's `runtime_env` `pip`/`working_dir`). It
    `.coder/` ignored as in the user's repository), the JSON-lines transcript and where it ran.
 
 An interrupt (Ray's cancel raises `KeyboardInterrupt` in the task) or any error kills the
-process group before the folder is removed. Nothing here reads or writes the API key: the
-provider in `coder-ls exec` finds it in the environment the job's `runtime_env` gave.
+process group before the folder is removed; a worker process that dies (killed, out of
+memory) takes the exec with it through the reaper, and Ray runs the step again once.
+Nothing here reads or writes the API key: the provider in `coder-ls exec` finds it in the
+environment the worker has (the node's, or the job's `runtime_env` reference to it).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from coder_ls.guard.gitsafe import BASE_FLAGS
+
+REAPER = Path(__file__).parent.parent / "mcp" / "reaper.py"
 
 GIT_IDENTITY = ("-c", "user.name=coder-ls", "-c", "user.email=coder-ls@localhost")
 KILL_GRACE_SECONDS = 3.0
@@ -97,7 +101,10 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def run_exec(repo: Path, prompt: str, permissions: str, log: Path) -> int:
     """`coder-ls exec --json` in `repo`; its stdout (the transcript) goes to `log`."""
-    argv = [sys.executable, "-m", "coder_ls", "exec", "--json", "--permissions", permissions, prompt]
+    # behind the reaper (`mcp/reaper.py`): when this worker process dies (a lost worker, Ray's
+    # force-cancel), the kernel tells it, and it kills the exec and all it started
+    reaper = [sys.executable, "-I", str(REAPER), "--parent", str(os.getpid())]
+    argv = [*reaper, sys.executable, "-m", "coder_ls", "exec", "--json", "--permissions", permissions, prompt]
     with log.open("wb") as out, (log.parent / "stderr.txt").open("wb") as err:
         proc = subprocess.Popen(argv, cwd=repo, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 start_new_session=True)  # fmt: skip

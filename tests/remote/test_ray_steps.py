@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -154,6 +156,53 @@ async def test_an_interrupt_cancels_the_running_step_on_the_worker(ray_cluster, 
             assert status["data"]["status"] == "paused"
             assert [st["status"] for st in status["data"]["steps"]] == ["pending"]
     assert not (root / ".coder" / "tasks" / status["data"]["id"] / "steps").exists()
+
+
+def exec_process(marker: str) -> tuple[int, int] | None:
+    """(pid, the pid of its grandparent: the Ray worker) of the `coder-ls exec` whose
+    command line holds `marker` (exec's parent is its reaper, the reaper's the worker)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            if argv[1:4] == [b"-m", b"coder_ls", b"exec"] and marker.encode() in argv[-2]:  # not its reaper
+                reaper = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                worker = int(Path(f"/proc/{reaper}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                if Path(f"/proc/{worker}/cmdline").read_bytes().startswith(b"ray::"):
+                    return int(proc.name), worker
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+async def test_a_lost_worker_s_step_is_run_again_once(ray_cluster, tmp_path):
+    root = init_git(tmp_path / "ws", {"app.py": "print(1)\n"})
+    with FakeAnthropicServer() as fake:
+        fake.push(
+            plan(step("lost")),
+            routed(PLAN, reply("planned")),
+            routed("do LOST now", {"fault": "hang", "afterEvents": 1}),  # the first attempt waits here
+            routed("do LOST now", calls(tool_call("write", {"path": "l.txt", "content": "second try\n"}, "wl"))),
+            routed("do LOST now", reply("done on the second try")),
+            routed("Write the final report", reply("# Report")),
+        )
+        async with lsp_session(root, env=server_env(ray_cluster, fake)) as s:
+            await configure(s, settings(ray_cluster, fake))
+            _, answer = s.start("coder.input", {"text": "/task survive a lost worker"})
+            await s.wait_for(lambda: any("do LOST now" in first_text(r) for r in fake.message_requests), 120)
+            found = await s.wait_for(lambda: exec_process("do LOST now"), 10)
+            exec_pid, worker_pid = found
+            os.kill(worker_pid, signal.SIGKILL)  # the Ray worker process running the step, by its id
+            result = await asyncio.wait_for(answer, 180)
+            assert result["status"] == "completed", result
+            assert await asyncio.to_thread(fake.wait_for_disconnect, 10.0)  # the first exec went with its worker
+    assert exec_process("do LOST now") is None, exec_pid  # nothing of the first attempt is left
+    assert (root / "l.txt").read_text() == "second try\n"
+    tries = [r for r in fake.message_requests if "do LOST now" in first_text(r)]
+    assert len(tries) == 3, len(tries)  # the lost attempt, then the second's two requests
+    head = json.loads(
+        (root / ".coder" / "tasks" / result["data"]["id"] / "steps" / "lost.jsonl").read_text().splitlines()[0]
+    )
+    assert head["pid"] != worker_pid, head
 
 
 async def test_a_literal_key_in_the_runtime_env_is_refused(ray_cluster, tmp_path):
