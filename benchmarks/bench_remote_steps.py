@@ -4,7 +4,8 @@ whose steps each run `sleep 2` and write a file, in one run side by side:
 - local, `tasks.maxConcurrency` 1 (the baseline step) and 4;
 - in a git worktree per step, concurrency 4, when this tree has `tasks.isolation`;
 - on Ray: a local cluster (head with no CPUs + one worker node with 4 slots,
-  tests/remote/ray_cluster.py), concurrency 4. Skipped with the reason without `ray`.
+  tests/remote/ray_cluster.py), concurrency 1 (Ray's own per-step cost) and 4. Skipped
+  with the reason without `ray`.
 
 Figures: the task's wall time (`/task` sent → result), and each step's own time (its
 `subagentStarted` → `subagentFinished` as the client sees them) less the 2 s it sleeps:
@@ -108,9 +109,10 @@ async def main() -> None:
         started = time.monotonic()
         with local_cluster(4, node_env) as cluster:
             up = time.monotonic() - started
-            executor = {"kind": "ray", "address": cluster.address, "permissions": "yolo"}
-            rows.append(await run("ray, 4 worker slots", {"maxConcurrency": 4, "executor": executor},
-                                  cluster.driver_env))  # fmt: skip
+            for slots in (1, 4):
+                executor = {"kind": "ray", "address": cluster.address, "permissions": "yolo"}
+                tasks = {"maxConcurrency": slots, "executor": executor}
+                rows.append(await run(f"ray, concurrency {slots} (4 slots)", tasks, cluster.driver_env))
         print(f"(the local Ray cluster took {up:.1f} s to start; not in the figures)")
     base = rows[0]["overhead"]
     print(f"{STEPS}-step /task, each step `sleep {SLEEP:g}` + a file; {os.cpu_count()} CPUs")
