@@ -13,11 +13,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from ray_cluster import Cluster, local_cluster, skip_reason
+from ray_cluster import CLUSTER_KEY, Cluster, local_cluster, skip_reason
 
 import coder_ls
-
-CLUSTER_KEY = "sk-ant-cluster-only-0123456789abcdef"  # only the worker node's environment has it
 
 
 @pytest.fixture(scope="package")

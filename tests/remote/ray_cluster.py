@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 READY_SECONDS = 90.0
+CLUSTER_KEY = "sk-ant-cluster-only-0123456789abcdef"  # the tests give it to the worker node's environment only
 
 
 def skip_reason() -> str | None:

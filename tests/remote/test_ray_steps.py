@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from agent_e2e import calls, tool_call
 from anthropic_server import FakeAnthropicServer, reply
-from conftest import CLUSTER_KEY
 from harness import init_git, lsp_session
+from ray_cluster import CLUSTER_KEY
 
 # one cluster for the folder: its tests stay on one xdist worker (scripts/dev runs --dist loadgroup)
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.timeout(300), pytest.mark.xdist_group("ray")]
