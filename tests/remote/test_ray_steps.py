@@ -147,11 +147,13 @@ async def test_an_interrupt_cancels_the_running_step_on_the_worker(ray_cluster, 
             await configure(s, settings(ray_cluster, fake))
             _, answer = s.start("coder.input", {"text": "/task one slow step"})
             await s.wait_for(lambda: any("do SLOW now" in first_text(r) for r in fake.message_requests), 120)
+            running = await s.wait_for(lambda: exec_process("do SLOW now"), 10)  # on a Ray worker
             await s.execute("coder.interrupt", {})
             result = await asyncio.wait_for(answer, 30)
             assert result["status"] == "cancelled", result
             # the worker's coder-ls exec was stopped: its request to the model went away
             assert await asyncio.to_thread(fake.wait_for_disconnect, 20.0)
+            assert exec_process("do SLOW now") is None, running  # the step's exec is gone
             status = await s.execute("coder.input", {"text": "/task status"})
             assert status["data"]["status"] == "paused"
             assert [st["status"] for st in status["data"]["steps"]] == ["pending"]
