@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import msgspec
 
+from coder_ls.agent.isolated import writes
 from coder_ls.agent.subagents import Subagents, SubOutcome, SubSession, subagent_finished
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.agent_api import TurnContext
@@ -201,9 +202,11 @@ class TaskRun:
             if self.remote is not None:
                 out = await self.remote.run(self.state, step, self.step_prompt(step), shown)
             else:
-                step.where = "local"
+                isolate = self.ctx.config().tasks.isolation == "worktree"
+                apart = (isolate or definition.isolation == "worktree") and writes(definition.tools)
+                step.where = "worktree" if apart else "local"
                 out = await self.runner.run_one(f"{self.state.id}:{step.id}", definition, self.step_prompt(step),
-                                                shown=shown)  # fmt: skip
+                                                shown=shown, isolate=isolate)  # fmt: skip
             step.tokens += out.tokens
             self.state.tokens_used += out.tokens
             if out.status == "completed" or out.code not in RETRYABLE or step.attempts > retries:

@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import msgspec
 
+from coder_ls.agent.isolated import PatchOrder, Place, run_isolated, writes
 from coder_ls.agent.references import attached_text
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.agent_api import TurnContext
@@ -148,10 +149,11 @@ class Subagents:
         if chain:
             return await self._chain(call_id, [(defs[n], p) for n, p in jobs])
         limit = asyncio.Semaphore(self.parent.config().agents.max_concurrency)
+        order = PatchOrder(len(jobs))  # worktree patches land in the order given
 
         async def one(i: int, definition: AgentDef, prompt: str) -> str:
             async with limit:
-                return await self._slot(i, call_id, definition, prompt)
+                return await self._slot(i, call_id, definition, prompt, (order, i))
 
         answers = await asyncio.gather(*(one(i, defs[n], p) for i, (n, p) in enumerate(jobs)))
         return "\n\n".join(answers)
@@ -193,18 +195,55 @@ class Subagents:
             previous = text
         return "\n\n".join(answers)
 
-    async def _slot(self, i: int, call_id: str, definition: AgentDef, prompt: str) -> str:
-        out = await self.run_one(call_id, definition, prompt)
+    async def _slot(
+        self, i: int, call_id: str, definition: AgentDef, prompt: str, order: tuple[PatchOrder, int]
+    ) -> str:
+        out = await self.run_one(call_id, definition, prompt, order=order)
         return _label(i, definition.name, out.status, out.text)
 
-    async def run_one(self, call_id: str, definition: AgentDef, prompt: str, shown: str | None = None) -> SubOutcome:
+    async def run_one(
+        self,
+        call_id: str,
+        definition: AgentDef,
+        prompt: str,
+        shown: str | None = None,
+        *,
+        isolate: bool = False,
+        order: tuple[PatchOrder, int] | None = None,
+    ) -> SubOutcome:
         """(status, final text) of one subagent, with a work-done progress of its own whose
         Cancel stops it alone (its slot says "cancelled"; the parent goes on). `shown`: what
-        its start event and progress say it does, when not its prompt (a /task step's)."""
+        its start event and progress say it does, when not its prompt (a /task step's).
+        In a worktree of its own (`agent/isolated.py`) when its definition says
+        `isolation: worktree`, or `isolate` (a /task step under `tasks.isolation`) and it
+        may write; `order`: where its patch lands among its siblings'."""
+        try:
+            return await self._run_one(call_id, definition, prompt, shown, isolate, order)
+        finally:
+            if order is not None:
+                order[0].done(order[1])
+
+    async def _run_one(
+        self,
+        call_id: str,
+        definition: AgentDef,
+        prompt: str,
+        shown: str | None,
+        isolate: bool,
+        order: tuple[PatchOrder, int] | None,
+    ) -> SubOutcome:
         parent = self.parent
         agent_id = f"{definition.name}-{uuid.uuid4().hex[:8]}"
         shown = prompt if shown is None else shown
-        body = asyncio.ensure_future(self._body(agent_id, call_id, definition, prompt, shown))
+        if (definition.isolation == "worktree" or isolate) and writes(definition.tools):
+
+            def in_place(place: Place | None) -> Awaitable[SubOutcome]:
+                return self._body(agent_id, call_id, definition, prompt, shown, place)
+
+            label = f"{definition.name}: {' '.join(shown.split())[:60]}"
+            body = asyncio.ensure_future(run_isolated(parent, label, in_place, order))
+        else:
+            body = asyncio.ensure_future(self._body(agent_id, call_id, definition, prompt, shown))
         stopped = False
 
         def cancel() -> None:
@@ -229,7 +268,9 @@ class Subagents:
             unregister()
             parent.host.end_progress(agent_id, outcome)
 
-    async def _body(self, agent_id: str, call_id: str, definition: AgentDef, prompt: str, shown: str) -> SubOutcome:
+    async def _body(
+        self, agent_id: str, call_id: str, definition: AgentDef, prompt: str, shown: str, place: Place | None = None
+    ) -> SubOutcome:
         from coder_ls.agent.turn import Turn
 
         parent = self.parent
@@ -244,6 +285,9 @@ class Subagents:
         sub = SubSession(parent.session)
         hooks = parent.hooks.for_emit(emit)  # its hookRan events are the subagent's
         ctx = dataclasses.replace(parent, session=cast(Any, sub), emit=emit, report=report, result=result, hooks=hooks)
+        if place is not None:  # in a worktree: its root, its disk, its shell
+            ctx = dataclasses.replace(ctx, root=place.root, host=place.host)
+            sub.agent_shell = place.shell
         if definition.max_turns:  # the definition's `maxTurns`: its model requests, at most
             cap = definition.max_turns
 

@@ -5,6 +5,7 @@ workspace's), with front matter `name`, `description`, `tools` (a list or one co
 space-separated string; default all) and `model` (default the session's; `sonnet`, `opus`,
 `haiku` are resolved by the model catalog, `inherit` is the parent's model); the body is
 its system prompt. Claude Code's other keys: `maxTurns` caps the agent's model requests;
+`isolation: worktree` runs it in a git worktree of its own (`agent/isolated.py`);
 `permissionMode: plan` narrows it to the read-only tools, and a mode that would widen what
 runs unasked is ignored with a warning (so are `color` and `hooks`). An agent whose listed
 tools all do not exist here is not loaded (it would run with none). `README.md`-like files
@@ -106,6 +107,11 @@ def _definition(
     elif mode and mode != "default":
         message = f"permissionMode {mode!r} is ignored: an agent file never widens what runs unasked"
         problems.append(LoadProblem(path, message, skipped=False))
+    isolation = meta.isolation.strip() or None
+    if isolation not in (None, "worktree"):
+        message = f"isolation {isolation!r} is ignored: only 'worktree' is known"
+        problems.append(LoadProblem(path, message, skipped=False))
+        isolation = None
     if meta.color:
         problems.append(LoadProblem(path, "color ignored (not supported here)", skipped=False))
     hooks = meta.hooks
@@ -114,7 +120,9 @@ def _definition(
         problems.append(LoadProblem(path, message, skipped=False))
         hooks = {}
     description = meta.description or (body.split("\n", 1)[0][:80] if body else name)
-    return AgentDef(name, description, tools, model, body, source, hooks=hooks, max_turns=meta.max_turns)
+    return AgentDef(
+        name, description, tools, model, body, source, hooks=hooks, max_turns=meta.max_turns, isolation=isolation
+    )
 
 
 def load_agents(

@@ -43,6 +43,8 @@ from coder_ls.protocol.results import (
     TaskData,
     TaskList,
     TaskStepInfo,
+    WorktreeInfo,
+    WorktreesData,
 )
 from coder_ls.protocol.tasks import TaskRequest, TaskState
 
@@ -292,6 +294,29 @@ async def cmd_agents(ctx: CommandContext, args: str) -> CommandOutcome:
     return CommandOutcome(reply="\n".join(lines), data=AgentsData(agents=infos))
 
 
+async def cmd_worktrees(ctx: CommandContext, args: str) -> CommandOutcome:
+    """`/worktrees`: the kept worktrees of isolated steps (section 25); `drop <id>|--all`."""
+    from coder_ls.isolation import worktrees
+
+    words = args.split()
+    dropped: list[str] = []
+    if words and (words[0] != "drop" or len(words) != 2):
+        return _usage_error("/worktrees, /worktrees drop <id>, /worktrees drop --all")
+    if words:
+        gone = await worktrees.drop(ctx.root, words[1], ctx.env or None)
+        if not gone:
+            return CommandOutcome(error=f"/worktrees drop: no kept worktree {words[1]}", error_code="bad_input")
+        dropped = [k.worktree.id for k in gone]
+    kept = worktrees.kept(ctx.root, ctx.env or None)
+    infos = [
+        WorktreeInfo(id=k.worktree.id, label=k.worktree.label, reason=k.reason, path=k.worktree.root,
+                     created=k.worktree.created) for k in kept
+    ]  # fmt: skip
+    lines = [f"Dropped {', '.join(dropped)}."] if dropped else []
+    lines += [worktrees.describe(k) for k in kept] or ["No kept worktrees."]
+    return CommandOutcome(reply="\n".join(lines), data=WorktreesData(worktrees=infos, dropped=dropped))
+
+
 def task_data(state: TaskState) -> TaskData:
     done, failed, skipped, total = state.counts()
     finished = done + failed + skipped
@@ -426,6 +451,12 @@ def register_builtins(registry: Registry) -> None:
             "<goal> [--budget N] | status [id] | list | resume [id]",
             cmd_task,
             progress_message="Running the task",
+        ),
+        Command(
+            "worktrees",
+            "List the isolated steps' kept worktrees, or drop them",
+            "[drop <id> | drop --all]",
+            cmd_worktrees,
         ),
         Command("plan", "Plan first: read and search, never write, then propose a plan", "[prompt]", cmd_plan),
         *prompt_commands(),

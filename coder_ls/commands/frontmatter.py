@@ -48,6 +48,7 @@ class CommandMeta(msgspec.Struct, frozen=True, omit_defaults=True):  # defaults 
     user_invocable: bool = True
     max_turns: int | None = None  # an agent's `maxTurns`
     permission_mode: str = ""  # an agent's `permissionMode` (never widens: see agentdefs.py)
+    isolation: str = ""  # an agent's `isolation` ("worktree": a git worktree of its own)
     color: str = ""  # an agent's `color` (no display here: noted once)
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)  # while the skill or agent runs
     # the command model (contract section 18)
@@ -211,7 +212,17 @@ def _unquote(text: str) -> str:
 
 # The keys the line-by-line reading knows (as written, case and all): any other line is
 # part of the value before it (`Context: …` and `user: …` lines of an agent's examples).
-_OTHER_KEYS = ("allowed-tools", "tools", "maxTurns", "permissionMode", "color", "hooks", "arguments", "effort")
+_OTHER_KEYS = (
+    "allowed-tools",
+    "tools",
+    "maxTurns",
+    "permissionMode",
+    "isolation",
+    "color",
+    "hooks",
+    "arguments",
+    "effort",
+)
 _KNOWN = frozenset((*_TEXT_KEYS, *_BOOL_KEYS, *_OTHER_KEYS, "paths", "progress-message", "hidden", "aliases"))
 
 
@@ -328,7 +339,13 @@ def read_meta(raw: str) -> tuple[CommandMeta, list[str]]:
 
 
 # Agent-definition keys (Claude Code's subagent front matter), read for what is safe to honour.
-_EXTRA_KEYS = {"maxturns": "max_turns", "permissionmode": "permission_mode", "color": "color", "hooks": "hooks"}
+_EXTRA_KEYS = {
+    "maxturns": "max_turns",
+    "permissionmode": "permission_mode",
+    "isolation": "isolation",
+    "color": "color",
+    "hooks": "hooks",
+}
 
 
 def _extra(key: str, value: Any) -> Any:

@@ -16,6 +16,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "btw",
     "agents",
     "task",
+    "worktrees",
     "plan",
     "init",
     "review",

@@ -73,9 +73,13 @@ class AgentShell:
         env: Mapping[str, str] | None = None,
         busy: Callable[[], bool] | None = None,
         on_warning: Callable[[str], None] | None = None,
+        private: tuple[str, ...] | None = None,
     ) -> None:
         """`busy`: whether the session is in a turn (no idle put-away then); `on_warning`:
-        tells the user something they should check (a pin undone while a command ran)."""
+        tells the user something they should check (a pin undone while a command ran);
+        `private`: the server's own directories kept out of the writable roots (default
+        `sandbox.server_dirs()`; an isolated step's shell, rooted in a worktree inside the
+        server's state directory, leaves that one out: `agent/isolated.py`)."""
         self._root = Path(root).absolute()
         self._on_warning = on_warning
         self._env = env
@@ -85,7 +89,7 @@ class AgentShell:
         self._lock = asyncio.Lock()
         self._closed = False
         self._grants: tuple[int, int, object] | None = None  # Landlock: what the shell was given
-        self._private: tuple[str, ...] | None = None  # `sandbox.server_dirs()`, once per session
+        self._private: tuple[str, ...] | None = private  # `sandbox.server_dirs()`, once per session
         self._box: tuple[SandboxConfig, sandbox.Sandbox] | None = None  # the last one resolved
         self._guard: PinGuard | None = None  # the pins of the running bwrap shell
         self._killed: str | None = None  # what the watch saw, while a command ran

@@ -159,6 +159,7 @@ async def _apply(patch: bytes, root: Path, editor: Editor, label: str, scratch: 
     if not paths:
         return PatchResult("empty", "The step changed nothing.")
     refused = [Refusal(p, why) for p in paths if (why := _refusal(root, p)) is not None]
+    refused += [Refusal(p, why) for p, why in _special(patch).items() if p not in {r.path for r in refused}]
     if refused:
         return _refused(refused)
     files = {p: await asyncio.to_thread(_base, root, p, editor) for p in paths}
@@ -325,6 +326,26 @@ def _sections(patch: bytes) -> dict[str, str]:
     return out
 
 
+_MODES = {
+    b"120000": "the step made it a symbolic link (not applied from an isolated step)",
+    b"160000": "the step made it a submodule (not applied from an isolated step)",
+}
+
+
+def _special(patch: bytes) -> dict[str, str]:
+    """The paths the patch makes a symbolic link or a submodule (from its headers)."""
+    out: dict[str, str] = {}
+    for chunk in re.split(rb"(?m)^(?=diff --git )", patch):
+        first, _, rest = chunk.partition(b"\n")
+        if not first.startswith(b"diff --git ") or b" b/" not in first:
+            continue
+        header = rest.split(b"\n@@", 1)[0]
+        for line in header.splitlines():
+            if line.startswith((b"new file mode ", b"new mode ")) and line.split()[-1] in _MODES:
+                out[os.fsdecode(first.rsplit(b" b/", 1)[1])] = _MODES[line.split()[-1]]
+    return out
+
+
 def _conflict_message(conflicts: Iterable[Conflict]) -> str:
     lines = ["The step's patch was not applied (nothing was written): it conflicts with the workspace."]
     for c in conflicts:
@@ -351,10 +372,18 @@ def _text(data: bytes | None) -> str | None:
         return None
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as LSP counts them (only \\n, \\r\\n and \\r end one), ends kept."""
+    return _LINE.findall(text)
+
+
 def whole_edit(old: str, new: str) -> tuple[TextEdit, ...]:
     """One edit turning `old` into `new`: the lines between their common head and tail
     (positions in UTF-16 units, as LSP counts them)."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    a, b = _lines(old), _lines(new)
     head = 0
     while head < min(len(a), len(b)) and a[head] == b[head]:
         head += 1

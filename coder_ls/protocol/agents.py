@@ -23,6 +23,7 @@ class AgentDef(msgspec.Struct, frozen=True):
     # its `hooks:` front matter, active while it runs (a workspace agent's only once trusted)
     hooks: dict[HookEventName, list[HookGroup]] = msgspec.field(default_factory=dict)
     max_turns: int | None = None  # `maxTurns`: the model requests it may make at most
+    isolation: str | None = None  # `isolation: worktree`: it runs in a git worktree of its own (section 25)
 
 
 def no_agents() -> Sequence[AgentDef]:

@@ -156,6 +156,8 @@ class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     max_concurrency: PositiveInt = 3  # steps of a /task running at once
     max_retries: NonNegativeInt = 2  # more attempts of a step that failed on a retryable error
     default_budget: PositiveInt = 500_000  # tokens a /task may use before it pauses
+    # "worktree": each step that may write runs in a git worktree of its own (section 25)
+    isolation: Literal["none", "worktree"] = "none"
     executor: LocalExecutor | RayExecutor = msgspec.field(default_factory=LocalExecutor)  # where steps run
 
 

@@ -243,6 +243,22 @@ class TaskList(Tagged, tag="tasks"):
     tasks: list[TaskData]
 
 
+class WorktreeInfo(msgspec.Struct, rename="camel", kw_only=True):
+    id: str
+    label: str  # which step ("general: fix the parser")
+    reason: str  # why it was kept ("its patch was conflict", "the step failed")
+    path: str  # the step's root in the worktree (open it there)
+    created: float
+
+
+class WorktreesData(Tagged, tag="worktrees"):
+    """`/worktrees` (contract section 25): the isolated steps' worktrees kept after they did
+    not land; `dropped`: the ids `/worktrees drop` just removed."""
+
+    worktrees: list[WorktreeInfo]
+    dropped: list[str] = msgspec.field(default_factory=list)
+
+
 class UsageData(Tagged, tag="usage"):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -476,6 +492,7 @@ Data = (
     | StatusData
     | SkillsData
     | ConfigData
+    | WorktreesData
 )
 
 

@@ -162,3 +162,11 @@ def test_whole_edit_spans_only_the_changed_lines():
     assert (e.start_line, e.end_line, e.new_text) == (1, 2, "B\n")
     [e] = whole_edit("a\nb", "a\nbé")
     assert (e.start_line, e.end_line, e.end_character, e.new_text) == (1, 1, 1, "bé")
+
+
+def test_whole_edit_counts_lines_as_lsp_does():
+    # a form feed or U+2028 ends no line for LSP (Python's splitlines would split there)
+    [e] = whole_edit("a\x0cb\nc\u2028d\nend\n", "a\x0cb\nc\u2028D\nend\n")
+    assert (e.start_line, e.end_line, e.new_text) == (1, 2, "c\u2028D\n")
+    [e] = whole_edit("x\r\ny\r\n", "x\r\nY\r\n")
+    assert (e.start_line, e.end_line, e.new_text) == (1, 2, "Y\r\n")
