@@ -14,7 +14,14 @@ import os
 from collections.abc import Iterable, Mapping
 
 # the model's credentials, a gateway's headers (they may carry one), `--tcp`'s token
-ALWAYS_SECRET = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS", "CODER_LS_TOKEN")
+# RAY_AUTH_TOKEN: the key to a Ray cluster the /task steps run on (contract section 25)
+ALWAYS_SECRET = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "CODER_LS_TOKEN",
+    "RAY_AUTH_TOKEN",
+)
 
 
 def secret_names(extra: Iterable[str] = ()) -> tuple[str, ...]:

@@ -24,18 +24,21 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import msgspec
 
+from coder_ls.agent.isolated import writes
 from coder_ls.agent.subagents import Subagents, SubOutcome, SubSession, subagent_finished
 from coder_ls.agent.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from coder_ls.engine.agent_api import TurnContext
 from coder_ls.engine.results import ResultBuilder
 from coder_ls.protocol.actions import RunAgent
 from coder_ls.protocol.agents import AgentDef
+from coder_ls.protocol.config import RayExecutor
 from coder_ls.protocol.events import SubagentStarted, TaskUpdated
 from coder_ls.protocol.messages import Message, TextBlock
 from coder_ls.protocol.tasks import StepState, TaskRequest, TaskState
 from coder_ls.store import taskstore
 
 if TYPE_CHECKING:
+    from coder_ls.agent.remotestep import RemoteSteps
     from coder_ls.agent.runner import Agent
 
 RETRYABLE = frozenset({"rate_limit", "overloaded", "server", "connection"})
@@ -112,11 +115,24 @@ def make_plan_tool(holder: list[PlanStep], agents: set[str]) -> Tool[PlanInput]:
     return Tool("plan", "Submit the task's plan (see the input's description).", PlanInput, run)
 
 
+def remote_steps(ctx: TurnContext) -> RemoteSteps | None:
+    """The remote executor of this task's steps, when `tasks.executor` names one."""
+    executor = ctx.config().tasks.executor
+    if not isinstance(executor, RayExecutor):
+        return None
+    from coder_ls.agent.remotestep import RemoteSteps
+    from coder_ls.remote.rayexec import RayRunner
+
+    runner = RayRunner(executor, secrets=ctx.config().secrets.env_names)
+    return RemoteSteps(ctx, runner)
+
+
 class TaskRun:
     def __init__(self, agent: Agent, ctx: TurnContext, state: TaskState) -> None:
         self.agent, self.ctx, self.state = agent, ctx, state
         self.runner = Subagents(agent, ctx, depth=0)
         self.defs: dict[str, AgentDef] = {d.name: d for d in ctx.agents()}
+        self.remote = remote_steps(ctx)  # tasks.executor kind "ray": steps run on the cluster
 
     def changed(self) -> None:
         """Save, then report: the state on disk is never behind what the user was told."""
@@ -182,9 +198,15 @@ class TaskRun:
         retries = self.ctx.config().tasks.max_retries
         while True:
             step.attempts += 1
-            isolate = self.ctx.config().tasks.isolation == "worktree"
-            out = await self.runner.run_one(f"{self.state.id}:{step.id}", definition, self.step_prompt(step),
-                                            shown=f"Step {step.id}: {step.title}", isolate=isolate)  # fmt: skip
+            shown = f"Step {step.id}: {step.title}"
+            if self.remote is not None:
+                out = await self.remote.run(self.state, step, self.step_prompt(step), shown)
+            else:
+                isolate = self.ctx.config().tasks.isolation == "worktree"
+                apart = (isolate or definition.isolation == "worktree") and writes(definition.tools)
+                step.where = "worktree" if apart else "local"
+                out = await self.runner.run_one(f"{self.state.id}:{step.id}", definition, self.step_prompt(step),
+                                                shown=shown, isolate=isolate)  # fmt: skip
             step.tokens += out.tokens
             self.state.tokens_used += out.tokens
             if out.status == "completed" or out.code not in RETRYABLE or step.attempts > retries:

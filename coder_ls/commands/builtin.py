@@ -323,7 +323,8 @@ def task_data(state: TaskState) -> TaskData:
     finished = done + failed + skipped
     eta = state.elapsed_seconds / finished * (total - finished) if finished and total > finished else None
     steps = [
-        TaskStepInfo(id=s.id, title=s.title, status=s.status, attempts=s.attempts, tokens=s.tokens) for s in state.steps
+        TaskStepInfo(id=s.id, title=s.title, status=s.status, attempts=s.attempts, tokens=s.tokens, where=s.where)
+        for s in state.steps
     ]
     return TaskData(
         id=state.id, goal=state.goal, status=state.status, steps=steps, completed=done, failed=failed,

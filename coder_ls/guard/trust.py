@@ -157,6 +157,10 @@ def split_widening(values: Mapping[str, Any], base_preset: str = "balanced") -> 
     if isinstance(workflow, dict) and isinstance(workflow.get("verifyCommands"), list) and workflow["verifyCommands"]:
         # the user's own verify command runs unasked when sandboxed: the repo's is not the user's
         wide["workflow"] = {"verifyCommands": workflow.pop("verifyCommands")}
+    tasks = kept.get("tasks")
+    if isinstance(tasks, dict) and isinstance(tasks.get("executor"), dict) and tasks["executor"].get("kind") != "local":
+        # steps elsewhere: the repository and the prompts go to a cluster the repository names
+        wide["tasks"] = {"executor": tasks.pop("executor")}
     sandbox = kept.get("sandbox")
     if isinstance(sandbox, dict):
         wide_sandbox = {}
@@ -200,6 +204,9 @@ def describe_widening(wide: Mapping[str, Any]) -> str:
         parts.append(f"verify command {command!r}")
     for key, value in wide.get("sandbox", {}).items():
         parts.append(f"sandbox.{key} {json.dumps(value)}")
+    if "tasks" in wide:
+        executor = wide["tasks"]["executor"]
+        parts.append(f"tasks.executor {executor.get('kind')!r} at {executor.get('address')!r}")
     return ", ".join(parts)
 
 

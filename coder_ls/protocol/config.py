@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -135,12 +135,30 @@ class AgentsConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     max_depth: NonNegativeInt = 1  # how deep subagents may start subagents (1: only the main agent)
 
 
+class LocalExecutor(msgspec.Struct, tag="local", tag_field="kind", rename="camel", forbid_unknown_fields=True):
+    """A `/task`'s steps run in this server, as subagents (the default)."""
+
+
+class RayExecutor(msgspec.Struct, tag="ray", tag_field="kind", rename="camel", forbid_unknown_fields=True):
+    """A `/task`'s steps run as tasks on an existing Ray cluster (contract section 25,
+    `coder_ls/remote/`). The API key never travels in a task's arguments nor in the job's
+    runtime environment as a value (Ray writes that to the cluster's logs): the worker nodes
+    hold it in their own environment, and `runtimeEnv.env_vars` may name it by reference,
+    `{"ANTHROPIC_API_KEY": "${CLUSTER_SECRET_NAME}"}` (Ray expands it on the node)."""
+
+    address: Annotated[str, msgspec.Meta(min_length=1)]  # "host:6379", "ray://host:10001" or "auto"
+    runtime_env: dict[str, Any] = msgspec.field(default_factory=dict)  # pip, working_dir, env_vars...
+    permissions: Literal["strict", "balanced", "auto-edit", "yolo"] = "auto-edit"  # a worker's preset
+    num_cpus: PositiveFloat = 1.0  # the CPUs each step's Ray task reserves
+
+
 class TasksConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
     max_concurrency: PositiveInt = 3  # steps of a /task running at once
     max_retries: NonNegativeInt = 2  # more attempts of a step that failed on a retryable error
     default_budget: PositiveInt = 500_000  # tokens a /task may use before it pauses
     # "worktree": each step that may write runs in a git worktree of its own (section 25)
     isolation: Literal["none", "worktree"] = "none"
+    executor: LocalExecutor | RayExecutor = msgspec.field(default_factory=LocalExecutor)  # where steps run
 
 
 HookEventName = Literal[

@@ -225,6 +225,8 @@ class TaskStepInfo(msgspec.Struct, rename="camel", kw_only=True):
     status: str
     attempts: int
     tokens: int
+    # where the step ran (contract section 25): "local", "worktree" or "ray:<node ip>/<node id>"
+    where: str = "local"
 
 
 class TaskData(Tagged, tag="task"):

@@ -21,6 +21,7 @@ class StepState(msgspec.Struct, rename="camel", kw_only=True):
     attempts: int = 0
     tokens: int = 0
     result: str = ""
+    where: str = "local"  # "local", "worktree", "ray:<node ip>/<node id>" (contract section 25)
 
 
 class TaskState(msgspec.Struct, rename="camel", kw_only=True):

@@ -29,7 +29,7 @@ PACKAGE = Path(coder_ls.__file__).parent
 
 EDGES = ("lsp", "acp", "headless", "cli", "wiring", "demo", "doctor", "__main__")
 FLOOR = ("protocol", "fsutil", "environ", "saferead", "globs", "userdirs", "configcheck", "protocolversion")
-MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks", "web", "isolation", "attribution")
+MIDDLE = ("history", "guard", "llm", "store", "mcp", "hooks", "web", "isolation", "attribution", "remote")
 
 # package -> the packages it must never import (everything above it)
 ABOVE: dict[str, tuple[str, ...]] = {
@@ -37,7 +37,7 @@ ABOVE: dict[str, tuple[str, ...]] = {
     "engine": ("agent", *EDGES),
     "commands": ("engine", "agent", *EDGES),
     **{name: ("commands", "engine", "agent", *EDGES) for name in MIDDLE},
-    "guard": ("history", "isolation", "commands", "engine", "agent", *EDGES),
+    "guard": ("history", "isolation", "remote", "commands", "engine", "agent", *EDGES),
     **{name: (*MIDDLE, "commands", "engine", "agent", *EDGES) for name in FLOOR},
 }
 
