@@ -262,7 +262,9 @@ async def test_a_lens_reverted_after_an_edit_and_resend_goes(ws, fake):
         assert done["status"] == "completed", done
         (lens,) = await lenses(s, ed.uri)
         assert lens.command is not None
+        asked = len(refreshes)
         ok = await s.execute("coder.revertHunk", lens.command.arguments[0])
         assert ok["status"] == "completed", ok
         assert "return w + h" in ed.text
+        await s.wait_for(lambda: len(refreshes) > asked)  # the editor is told to fetch them again
         assert await lenses(s, ed.uri) == [], "the reverted hunk's lens is gone"
