@@ -122,6 +122,7 @@ AGENTS = {
     "reviewer": "---\nname: reviewer\ndescription: Reviews diffs for security holes\nmodel: sonnet\n---\nYou review.",
     "helper": "---\nname: helper\ndescription: Helps with chores\nmodel: inherit\nmaxTurns: 1\n---\nYou help.",
     "web": "---\nname: web\ndescription: Browses\ntools: WebFetch, WebSearch\n---\nYou browse.",
+    "notebook": "---\nname: notebook\ndescription: Edits notebooks\ntools: NotebookEdit, NotebookRead\n---\nYou edit.",
     "boss": "---\nname: boss\ndescription: Does anything\npermissionMode: bypassPermissions\n---\nYou rule.",
     "planner": "---\nname: planner\ndescription: Plans\npermissionMode: plan\n---\nYou plan.",
 }
@@ -158,7 +159,8 @@ async def test_agents_reach_the_task_tool_with_their_models_and_limits(tmp_path,
         main = fake.message_requests[0]
         task = tool(main, "task")["description"]
         assert "- reviewer: Reviews diffs for security holes" in task and "- helper: Helps with chores" in task
-        assert "- planner: Plans" in task and "web" not in task.split("Agents")[1]  # no tool left: not loaded
+        assert "- planner: Plans" in task and "- web: Browses" in task  # WebFetch is web_fetch
+        assert "notebook" not in task.split("Agents")[1]  # no tool left: not loaded
         assert "README" not in task
         by_prompt = {
             r.body["messages"][0]["content"][0]["text"]
@@ -173,7 +175,7 @@ async def test_agents_reach_the_task_tool_with_their_models_and_limits(tmp_path,
         answer = result_text(tool_results(fake.message_requests[-1])["t1"])
         assert "maxSteps" in answer or "1 model steps" in answer  # maxTurns: 1 stopped it
         shown = [m.message for m in s.client.messages if m.type == 2]
-        assert any("web.md" in m and "tools" in m for m in shown)
+        assert any("notebook.md" in m and "tools" in m for m in shown)
         assert len([m for m in shown if "boss.md" in m and "permissionMode" in m]) == 1
 
 
