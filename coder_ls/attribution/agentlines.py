@@ -92,6 +92,7 @@ class AgentLines:
     def __init__(self) -> None:
         self._files: dict[str, _File] = {}
         self._expected: dict[str, str] = {}  # key -> the text an edit being applied will leave
+        self._dropping: dict[str, str] = {}  # key -> the span a revert being applied puts back
         self._prompts: dict[str, str] = {}  # submission id -> first words of its prompt
         self._held: list[UserEdit] = []  # user edits frozen before the agent wrote over them
         self.version = 0  # bumped when spans are added or removed (the lenses change)
@@ -102,16 +103,24 @@ class AgentLines:
         while len(self._prompts) > 1024:
             del self._prompts[next(iter(self._prompts))]
 
-    def expect(self, key: str, text: str) -> None:
-        """An edit leaving `text` is on its way: the editor's echo of it is not the user's."""
+    def expect(self, key: str, text: str, reverting: str | None = None) -> None:
+        """An edit leaving `text` is on its way: the editor's echo of it is not the user's.
+        `reverting`: the edit puts back that span; once the editor shows `text`, it is gone
+        (the lenses the editor asks for on that change, before the edit is answered, leave it out)."""
         self._expected[key] = text
+        if reverting is not None:
+            self._dropping[key] = reverting
+        else:
+            self._dropping.pop(key, None)
 
     def unexpect(self, key: str) -> None:
         self._expected.pop(key, None)
+        self._dropping.pop(key, None)
 
     def wrote(self, key: str, name: str, before: str, after: str, submission_id: str, subagent: str | None) -> None:
         """The agent changed `key` (shown as `name`) from `before` to `after`."""
         self._expected.pop(key, None)
+        self._dropping.pop(key, None)
         if before == after or max(before.count("\n"), after.count("\n")) > MAX_LINES:
             return
         f = self._files.get(key)
@@ -163,9 +172,12 @@ class AgentLines:
     def reverted(self, key: str, span_id: str, after: str) -> None:
         """A span was put back as it was (the text is now `after`): it is gone, the others moved."""
         self._expected.pop(key, None)
+        self._dropping.pop(key, None)
         f = self._files.get(key)
-        if f is None:
-            return
+        if f is not None:
+            self._drop(f, span_id, after)
+
+    def _drop(self, f: _File, span_id: str, after: str) -> None:
         ops = text_opcodes(f.text, after)
         spans = [s for s in f.spans if s.id != span_id]
         for s in spans:
@@ -179,8 +191,10 @@ class AgentLines:
         f = self._files.get(key)
         if f is None or text == f.text:
             return
-        if text == self._expected.get(key):
-            return  # the editor applying the agent's edit, before the tool heard back
+        if text == self._expected.get(key):  # the editor applying the agent's edit, before the tool heard back
+            if (span_id := self._dropping.pop(key, None)) is not None:
+                self._drop(f, span_id, text)  # a revert: its span is gone from the buffer
+            return
         self._moved(f, text, by_user=True)
 
     def disk_text(self, key: str, text: str) -> None:

@@ -131,7 +131,7 @@ class RevertHunkTask:
         new_text, sl, sc, el, ec, old = revert_text(text, span)
         edit = TextEdit(sl, sc, el, ec, old)
         change = FileChange(str(path), "edit", new_text, (edit,), doc.version if doc is not None else None)
-        lines.expect(key, new_text)
+        lines.expect(key, new_text, reverting=span.id)
         label = f"Coder: revert lines {span.start + 1}-{span.end} of {shown}"
         outcome = await engine.host.apply_edit(EditRequest(label=label, changes=(change,), root=str(engine.root)))
         if not outcome.applied:

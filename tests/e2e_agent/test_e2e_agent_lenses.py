@@ -249,7 +249,7 @@ async def test_a_subagents_lines_name_the_subagent(ws, fake):
 async def test_a_lens_reverted_after_an_edit_and_resend_goes(ws, fake):
     """The real VS Code scenario's order: a message is edited and resent (the session forks,
     the original stays loaded), then the agent edits; its lens reverts, and no lens is left."""
-    async with server(ws, fake) as (s, refreshes):
+    async with server(ws, fake) as (s, _):
         fake.push(reply("Hello."))
         first = await s.execute("coder.input", {"text": "say hello"})
         assert first["status"] == "completed", first
@@ -268,3 +268,29 @@ async def test_a_lens_reverted_after_an_edit_and_resend_goes(ws, fake):
         assert "return w + h" in ed.text
         await s.wait_for(lambda: len(refreshes) > asked)  # the editor is told to fetch them again
         assert await lenses(s, ed.uri) == [], "the reverted hunk's lens is gone"
+
+
+async def test_lenses_asked_for_while_the_revert_lands_leave_out_its_hunk(ws, fake):
+    """An editor asks for the lenses again when the revert's edit changes its buffer, before it
+    answers `workspace/applyEdit` (VS Code does, on the content change): the answer already
+    leaves out the hunk being reverted. A client that does not get (or acts on) the refresh
+    keeps that answer; VS Code cancels its refresh's update when the editor loses the focus."""
+    async with server(ws, fake) as (s, _):
+        ed = Editor(s, "shapes.py", BEFORE)
+        fake.push(calls(tool_call("multiEdit", EDITS, "toolu_d1")), reply("Fixed."))
+        assert (await s.execute("coder.input", {"text": PROMPT}))["status"] == "completed"
+        found = await lenses(s, ed.uri)
+        assert [lens.range.start.line for lens in found] == [1, 5]
+        during: list[list[types.CodeLens]] = []
+
+        async def answer(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            done = ed.answer(params)  # the buffer changes (didChange) ...
+            during.append(await lenses(s, ed.uri))  # ... and the editor asks again at once
+            return done
+
+        s.answer_edit = answer
+        ok = await s.execute("coder.revertHunk", found[1].command.arguments[0])
+        assert ok["status"] == "completed", ok
+        assert "# integer halves stay floats" not in ed.text
+        assert [[lens.range.start.line for lens in got] for got in during] == [[1]], "the reverted hunk's lens left out"
+        assert [lens.range.start.line for lens in await lenses(s, ed.uri)] == [1]

@@ -114,8 +114,25 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     this.visibilityChanged();
   }
 
-  async reveal(): Promise<void> {
+  /**
+   * Shows the chat. `preserveFocus`: the focus stays where it is (the editor the user acted
+   * in: a code lens, a code action). VS Code cancels an editor's pending code-lens update when
+   * the editor loses focus (`onDidBlurEditorText` in its CodeLens controller) and asks again
+   * only when it gets the focus back: taking the focus right after the server's
+   * `workspace/codeLens/refresh` left a reverted hunk's lens drawn (issue 34's lens step).
+   */
+  async reveal(opts: { preserveFocus?: boolean } = {}): Promise<void> {
+    if (opts.preserveFocus && this.view) {
+      this.view.show(true);
+      return;
+    }
+    const editor = opts.preserveFocus ? vscode.window.activeTextEditor : undefined;
     await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+    // the view was not made yet: only its focus command makes it; the focus goes back
+    if (editor) {
+      await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
+      return;
+    }
     this.post({ type: 'focus' });
   }
 

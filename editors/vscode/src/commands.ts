@@ -63,11 +63,13 @@ export class Commands {
     return result;
   }
 
-  /** Error → popup; the result also goes into the transcript (once). */
+  /** Error → popup; the result also goes into the transcript (once). `applyToTranscript`:
+   * the result of a command VS Code ran itself (a code lens, a code action, a `command:`
+   * link): the chat shows it, and the focus stays in the editor the user acted in. */
   show(result: CommandResult, applyToTranscript = false): void {
     if (applyToTranscript) {
       this.controller.transcript.applyResult(result);
-      void this.panel.reveal();
+      void this.panel.reveal({ preserveFocus: true });
     }
     const p = presentResult(result);
     if (p.kind === 'error') void vscode.window.showErrorMessage(plain(p.message));
