@@ -498,9 +498,8 @@ try {
   expect(seen.max <= 1, `${seen.max} notifications at once while the chat was open, during ${seen.at}`);
   // 15. command: links (model output, a README) that try `!touch pwned`, `rm victim`, /trust
   if (!ONLY || ONLY === 'link') await linkSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
-  // 16. unsaved text reaches the model (17: CODER_E2E_ONLY=lens, the agent's lines carry a code
-  // lens that reverts them: in the full run the lens stays drawn after the revert, not yet understood)
-  if (ONLY === 'lens') await lensSteps({ page, send, until, screenshot, step, WS, transcriptText, acceptReview });
+  // 16. the agent's lines carry a code lens that reverts them; 17. unsaved text reaches the model
+  if (!ONLY || ONLY === 'lens') await lensSteps({ page, send, until, screenshot, step, WS, transcriptText, acceptReview });
   if (!ONLY || ONLY === 'buffers') await bufferSteps({ page, chat, send, until, screenshot, step, WS, transcriptText });
   // 18. the editor as the agent's eyes: TypeScript's diagnostics and a definition reach the model
   if (!ONLY || ONLY === 'eyes') await eyesSteps({ page, chat, transcriptText, send, until, screenshot, step, WS });
