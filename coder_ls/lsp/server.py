@@ -24,6 +24,7 @@ from coder_ls.lsp import codeactions, lenses
 from coder_ls.lsp.commands import FOCUS_ID, BadArguments, BadInput, command_ids, decode, focus_args
 from coder_ls.lsp.host import LspHost, resolve_caps
 from coder_ls.lsp.logs import ClientLogHandler, add_secret_names
+from coder_ls.lsp.loop import run_until_client_leaves
 from coder_ls.lsp.progress import ProgressManager
 from coder_ls.lsp.protocol import CoderProtocol
 from coder_ls.lsp.replies import ReplyEncoder
@@ -96,7 +97,7 @@ class CoderServer(LanguageServer):
         writer = BatchedWriter(stdout or sys.stdout.buffer)
         self.protocol.set_writer(writer)  # type: ignore[arg-type]
         try:
-            asyncio.run(read_messages(self._stop_event, reader, self.protocol))
+            run_until_client_leaves(read_messages(self._stop_event, reader, self.protocol))
         except BrokenPipeError:
             log.error("the connection to the client is lost: shutting down")
         except (KeyboardInterrupt, SystemExit):

@@ -249,7 +249,7 @@ async def test_a_subagents_lines_name_the_subagent(ws, fake):
 async def test_a_lens_reverted_after_an_edit_and_resend_goes(ws, fake):
     """The real VS Code scenario's order: a message is edited and resent (the session forks,
     the original stays loaded), then the agent edits; its lens reverts, and no lens is left."""
-    async with server(ws, fake) as (s, _):
+    async with server(ws, fake) as (s, refreshes):
         fake.push(reply("Hello."))
         first = await s.execute("coder.input", {"text": "say hello"})
         assert first["status"] == "completed", first
