@@ -141,7 +141,6 @@ class Turn:
         # built step by step, not from scratch; from the session's last turn on when given
         self.request_messages = request_messages or RequestMessages(ctx.root)
         self.provider, self.model = providers(ctx)
-        self.context_limit = self._context_limit()
         self.ctx: ToolContext = ToolContext(
             root=ctx.root,
             config=self.config,
@@ -188,7 +187,10 @@ class Turn:
             return system_prompt(self.turn.root)
         return self._system(self.config)
 
-    def _context_limit(self) -> int:
+    @property
+    def context_limit(self) -> int:
+        """The window of the model the requests go to, as known now (the Models listing may
+        come in while a request runs; a /model during the turn changes it)."""
         info = self.provider.catalog.info(self.model)
         return info.context_window if info else self.config.context_limit_tokens
 
@@ -271,7 +273,6 @@ class Turn:
     async def step(self) -> tuple[str, list[ToolUseBlock]] | None:
         # a /model or /permissions sent during the turn applies from this request on
         self.provider, self.model = self.providers(self.turn)
-        self.context_limit = self._context_limit()
         self.ctx.config = self.config
         if not await self.maybe_compact():
             return None
@@ -378,8 +379,6 @@ class Turn:
         add_usage(self.turn, self.model, usage)
         used = usage.context_tokens + usage.output_tokens
         self.session.last_context_tokens = used
-        # the window as known now: the Models listing may have come in while the request ran
-        self.context_limit = self._context_limit()
         self.turn.emit(ContextUsage(used_tokens=used, limit_tokens=self.context_limit))
 
     async def run_calls(self, calls: list[ToolUseBlock]) -> None:
